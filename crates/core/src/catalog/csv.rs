@@ -1,0 +1,128 @@
+//! Parsing the offer CSV format (the embedded snapshot's) into [`Offer`]s.
+
+use std::collections::HashMap;
+
+use super::CatalogError;
+use crate::gpu::{self, GpuModel};
+use crate::offer::Offer;
+
+/// The header of the offer CSV format, in order.
+pub const COLUMNS: [&str; 13] = [
+    "cloud",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "on_demand_usd_per_hour",
+    "spot_usd_per_hour",
+    "source",
+    "as_of",
+];
+
+/// Parses every row; the first bad row is the error.
+pub(super) fn parse<R: std::io::Read>(reader: R) -> Result<Vec<Offer>, CatalogError> {
+    let mut rdr = ::csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(reader);
+    let header = rdr.headers()?.clone();
+    if header.iter().ne(COLUMNS.iter().copied()) {
+        return Err(CatalogError::Header {
+            found: header.iter().collect::<Vec<_>>().join(","),
+        });
+    }
+    let mut gpus: HashMap<String, &'static GpuModel> = HashMap::new();
+    let mut offers = Vec::new();
+    let mut rec = ::csv::StringRecord::new();
+    while rdr.read_record(&mut rec)? {
+        let line = rec.position().map_or(0, |p| p.line());
+        offers.push(row(&rec, line, &mut gpus)?);
+    }
+    Ok(offers)
+}
+
+/// One record to one offer.
+fn row(
+    rec: &::csv::StringRecord,
+    line: u64,
+    gpus: &mut HashMap<String, &'static GpuModel>,
+) -> Result<Offer, CatalogError> {
+    let field = |i: usize| rec.get(i).unwrap_or("").trim();
+    let bad = |i: usize, reason: &str| CatalogError::Field {
+        line,
+        column: COLUMNS[i],
+        value: field(i).to_string(),
+        reason: reason.to_string(),
+    };
+    let text = |i: usize| -> Result<String, CatalogError> {
+        match field(i) {
+            "" => Err(bad(i, "is empty")),
+            v => Ok(v.to_string()),
+        }
+    };
+    let optional = |i: usize| Some(field(i)).filter(|v| !v.is_empty()).map(str::to_string);
+    // Non-negative finite number, or None when empty; `positive` also refuses zero.
+    let number = |i: usize, positive: bool| -> Result<Option<f64>, CatalogError> {
+        let v = field(i);
+        if v.is_empty() {
+            return Ok(None);
+        }
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+            Ok(x) if x.is_finite() && x == 0.0 && !positive => Ok(Some(x)),
+            Ok(_) if positive => Err(bad(i, "must be a number above 0")),
+            Ok(_) => Err(bad(i, "must be a number of 0 or more")),
+            Err(_) => Err(bad(i, "is not a number")),
+        }
+    };
+
+    let cloud = field(0).parse().map_err(|_| {
+        bad(
+            0,
+            "is not a known cloud (aws, azure, gcp, cudo, nebius, hyperbolic)",
+        )
+    })?;
+    let gpu_name = field(4);
+    let gpu = match gpus.get(gpu_name) {
+        Some(g) => *g,
+        None => {
+            let g = gpu::lookup(gpu_name).map_err(|source| CatalogError::Gpu { line, source })?;
+            gpus.insert(gpu_name.to_string(), g);
+            g
+        }
+    };
+    let as_of = optional(12);
+    if let Some(d) = &as_of
+        && !is_date(d)
+    {
+        return Err(bad(12, "is not a YYYY-MM-DD date"));
+    }
+    Ok(Offer {
+        cloud,
+        region: text(1)?,
+        zone: optional(2),
+        instance_type: text(3)?,
+        gpu,
+        gpu_count: number(5, true)?,
+        gpu_memory_gib: number(6, true)?,
+        vcpus: number(7, true)?,
+        memory_gib: number(8, true)?,
+        on_demand_usd_per_hour: number(9, false)?,
+        spot_usd_per_hour: number(10, false)?,
+        source: field(11).to_string(),
+        as_of,
+    })
+}
+
+/// `YYYY-MM-DD` with digits in the right places (the calendar is not checked).
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+}

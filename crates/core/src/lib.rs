@@ -1,0 +1,12 @@
+//! gpu-core: multi-cloud GPU offers and the money behind them. Knows clouds and prices,
+//! nothing of Terraform.
+//!
+//! - [`gpu`]: the GPU model registry and name lookup.
+//! - [`offer`]: one priced instance type in one place ([`offer::Offer`]) and its key.
+//! - [`catalog`]: a set of offers with its origin; the embedded snapshot.
+//! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
+
+pub mod catalog;
+pub mod gpu;
+pub mod offer;
+pub mod query;
