@@ -1,0 +1,117 @@
+//! Command line: with no command and Terraform's environment it serves the plugin;
+//! `--debug` serves a debugging session; subcommands are for people.
+
+use crate::provider::GpuProvider;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use tfplugin::server::{self, ServeError, handshake::HandshakeError};
+
+/// Terraform/OpenTofu provider for GPU capacity on AWS, Azure and Google Cloud.
+///
+/// Terraform starts this binary itself; run by hand it offers the commands below.
+#[derive(Debug, Parser)]
+#[command(name = "terraform-provider-gpu", version, about, long_about)]
+struct Cli {
+    /// Serve a debugging session and print the TF_REATTACH_PROVIDERS value to export.
+    #[arg(long)]
+    debug: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the GPU models the provider knows, with memory and architecture.
+    Models {
+        /// Only models with at least this much memory per GPU (GiB).
+        #[arg(long)]
+        min_memory_gib: Option<f64>,
+    },
+    /// Rank GPU offers across clouds (the same answer as the `gpu_offers` data source).
+    Offers(crate::offers_cli::OffersArgs),
+    /// Regenerate the registry docs under docs/ from the provider schema.
+    Docs {
+        /// The repository root (where docs/ and examples/ are).
+        #[arg(long, default_value = ".")]
+        dir: std::path::PathBuf,
+        /// Only report stale pages; exit 1 if any.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+/// Parses the command line and runs it.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Models { min_memory_gib }) => {
+            crate::data_sources::gpu_models::print_table(min_memory_gib);
+            ExitCode::SUCCESS
+        }
+        Some(Command::Offers(args)) => {
+            crate::offers_cli::run(&args, gpu_core::catalog::Catalog::embedded())
+        }
+        Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
+            Ok(changed) if check && !changed.is_empty() => {
+                eprintln!("stale docs: {changed:?}; run `make docs`");
+                ExitCode::FAILURE
+            }
+            Ok(changed) => {
+                for p in changed {
+                    println!("wrote {}", p.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("terraform-provider-gpu docs: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        None => serve(cli.debug),
+    }
+}
+
+fn serve(debug: bool) -> ExitCode {
+    crate::logging::init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("terraform-provider-gpu: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        if debug {
+            server::serve_debug(GpuProvider::default(), crate::PROVIDER_ADDRESS, |s| {
+                println!("Provider serving for debugging. In another shell, run:\n");
+                println!("    export TF_REATTACH_PROVIDERS='{}'\n", s.reattach_json);
+                println!("then run Terraform there. Stop this process with Ctrl-C twice or kill.");
+            })
+            .await
+        } else {
+            server::serve(GpuProvider::default()).await
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(ServeError::Handshake(HandshakeError::NotLaunchedByTerraform)) => {
+            eprintln!(
+                "terraform-provider-gpu {}\n\n\
+                 This is a Terraform provider plugin: Terraform (or OpenTofu) starts it when a\n\
+                 configuration uses the `gpu` provider (source \"gpu-tf/gpu\"). It does nothing\n\
+                 useful run by hand like this.\n\n\
+                 Run `terraform-provider-gpu --help` for the commands it offers people.",
+                env!("CARGO_PKG_VERSION")
+            );
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("terraform-provider-gpu: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

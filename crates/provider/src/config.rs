@@ -1,0 +1,280 @@
+//! The `provider "gpu"` block: its schema, its checks, and the settings resources use.
+
+use crate::validate;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use tfplugin::schema::{Attribute, Block, NestedBlock, Nesting, Presence, Schema};
+use tfplugin::{AttributePath, Diagnostics, Type, Value};
+
+/// AWS service names that `aws.endpoints` may override.
+pub const AWS_ENDPOINT_SERVICES: &[&str] = &["ec2", "eks", "iam", "pricing", "sts"];
+
+/// The provider configuration schema.
+pub fn schema() -> Schema {
+    Schema::new(
+        Block::new(
+            "The `gpu` provider finds GPU offers across AWS, Azure and Google Cloud and manages \
+             GPU capacity there. Each cloud block is optional; credentials come from that \
+             cloud's usual chain (environment, shared config, workload identity).",
+        )
+        .block(NestedBlock::single(
+            "aws",
+            Block::new("Settings for AWS. Credentials come from the standard AWS chain (environment, shared config and credentials files, SSO, instance or pod roles).")
+                .attribute(Attribute::optional("region", Type::String).describe("Default AWS region, e.g. `us-east-1`. Defaults to the region of the AWS chain (`AWS_REGION`, profile)."))
+                .attribute(Attribute::optional("profile", Type::String).describe("Named profile of the shared AWS config files to use."))
+                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name (`ec2`, `eks`, `iam`, `pricing`, `sts`), for emulators and private endpoints, e.g. `{ ec2 = \"http://127.0.0.1:5000\" }`.")),
+        ))
+        .block(NestedBlock::single(
+            "azure",
+            Block::new("Settings for Azure. Credentials come from the standard Azure chain (environment, workload identity, managed identity, Azure CLI).")
+                .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription to manage resources in (a GUID)."))
+                .attribute(Attribute::optional("tenant_id", Type::String).describe("Microsoft Entra tenant to authenticate against (a GUID). Defaults to the credential's tenant."))
+                .attribute(Attribute::optional("endpoint", Type::String).describe("Azure Resource Manager endpoint override, for emulators and sovereign clouds. Defaults to `https://management.azure.com`.")),
+        ))
+        .block(NestedBlock::single(
+            "gcp",
+            Block::new("Settings for Google Cloud. Credentials come from Application Default Credentials.")
+                .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project to manage resources in."))
+                .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints.")),
+        ))
+        .attribute(
+            Attribute::optional("default_labels", Type::map(Type::String))
+                .describe("Labels applied to every node pool and commitment, and as tags for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). Keys and values must be valid Kubernetes labels."),
+        )
+        .attribute(
+            Attribute::nested(
+                "budget",
+                Nesting::Single,
+                vec![Attribute::optional("max_monthly_usd", Type::Number).describe("Plans whose total monthly cost would exceed this many US dollars fail with an error.")],
+                Presence::Optional,
+            )
+            .describe("Spending guard rails checked at plan time."),
+        ),
+    )
+}
+
+/// Checks the provider block; unknown values are skipped (checked again at configure).
+pub fn validate(config: &Value) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    if let Some(aws) = config.get_attr("aws").filter(|v| !v.is_null()) {
+        let at = AttributePath::attr("aws");
+        if let Some(region) = validate::known_str(aws.get_attr("region"))
+            && !is_aws_region(region)
+        {
+            d.attr_error(
+                at.clone().then_attr("region"),
+                "Invalid aws.region",
+                format!("`aws.region` is {region:?}; an AWS region looks like \"us-east-1\" or \"eu-west-2\"."),
+            );
+        }
+        if let Some(endpoints) = aws.get_attr("endpoints").and_then(Value::as_entries) {
+            for (service, url) in endpoints {
+                let path = at.clone().then_attr("endpoints").then_key(service.clone());
+                if !AWS_ENDPOINT_SERVICES.contains(&service.as_str()) {
+                    d.attr_error(
+                        path.clone(),
+                        "Unknown AWS endpoint service",
+                        format!(
+                            "`aws.endpoints` has no service {service:?}; valid services are: {}.",
+                            AWS_ENDPOINT_SERVICES.join(", ")
+                        ),
+                    );
+                }
+                validate::http_url(&mut d, Some(url), path);
+            }
+        }
+    }
+    for (cloud, attr) in [("azure", "endpoint"), ("gcp", "endpoint")] {
+        if let Some(block) = config.get_attr(cloud).filter(|v| !v.is_null()) {
+            validate::http_url(
+                &mut d,
+                block.get_attr(attr),
+                AttributePath::attr(cloud).then_attr(attr),
+            );
+        }
+    }
+    if let Some(sub) = config
+        .get_attr("azure")
+        .and_then(|a| validate::known_str(a.get_attr("subscription_id")))
+        && !is_guid(sub)
+    {
+        d.attr_error(
+            AttributePath::attr("azure").then_attr("subscription_id"),
+            "Invalid azure.subscription_id",
+            "`azure.subscription_id` must be a GUID such as \"00000000-0000-0000-0000-000000000000\".",
+        );
+    }
+    validate::labels(
+        &mut d,
+        config.get_attr("default_labels"),
+        AttributePath::attr("default_labels"),
+    );
+    if let Some(budget) = config.get_attr("budget") {
+        validate::non_negative(
+            &mut d,
+            budget.get_attr("max_monthly_usd"),
+            AttributePath::attr("budget").then_attr("max_monthly_usd"),
+        );
+    }
+    d
+}
+
+fn is_aws_region(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() >= 3
+        && parts[0].len() == 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+        && parts
+            .last()
+            .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()))
+}
+
+fn is_guid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The provider settings after `ConfigureProvider`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct ProviderConfig {
+    /// AWS settings.
+    pub aws: Option<AwsConfig>,
+    /// Azure settings.
+    pub azure: Option<AzureConfig>,
+    /// Google Cloud settings.
+    pub gcp: Option<GcpConfig>,
+    /// Labels for every pool and commitment.
+    pub default_labels: Option<BTreeMap<String, String>>,
+    /// Spending guard rails.
+    pub budget: Option<Budget>,
+}
+
+/// The `aws` block.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct AwsConfig {
+    /// Default region.
+    pub region: Option<String>,
+    /// Shared-config profile.
+    pub profile: Option<String>,
+    /// Endpoint overrides by service.
+    pub endpoints: Option<BTreeMap<String, String>>,
+}
+
+/// The `azure` block.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct AzureConfig {
+    /// Subscription id.
+    pub subscription_id: Option<String>,
+    /// Tenant id.
+    pub tenant_id: Option<String>,
+    /// ARM endpoint override.
+    pub endpoint: Option<String>,
+}
+
+/// The `gcp` block.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct GcpConfig {
+    /// Project id.
+    pub project: Option<String>,
+    /// API endpoint override.
+    pub endpoint: Option<String>,
+}
+
+/// The `budget` attribute.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct Budget {
+    /// Monthly ceiling in USD.
+    pub max_monthly_usd: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: Vec<(&str, Value)>) -> Value {
+        let ty = schema().value_type();
+        let Type::Object(obj) = &ty else {
+            unreachable!()
+        };
+        let mut m: BTreeMap<String, Value> = obj
+            .attributes
+            .keys()
+            .map(|k| (k.clone(), Value::Null))
+            .collect();
+        for (k, v) in pairs {
+            m.insert(k.to_string(), v);
+        }
+        Value::Object(m)
+    }
+
+    #[test]
+    fn empty_config_is_valid_and_decodes() {
+        let c = config(vec![]);
+        assert!(validate(&c).is_empty());
+        let parsed: ProviderConfig = tfplugin::value::from_value(&c).unwrap();
+        assert_eq!(parsed, ProviderConfig::default());
+    }
+
+    #[test]
+    fn negative_budget_names_its_path() {
+        let c = config(vec![(
+            "budget",
+            Value::object([("max_monthly_usd", Value::number(-5))]),
+        )]);
+        let d = validate(&c);
+        assert!(d.has_errors());
+        assert_eq!(
+            d.0[0].attribute.as_ref().unwrap().to_string(),
+            "budget.max_monthly_usd"
+        );
+    }
+
+    #[test]
+    fn bad_endpoints_region_and_guid() {
+        let aws = Value::object([
+            ("region", Value::string("useast1")),
+            ("profile", Value::Null),
+            (
+                "endpoints",
+                Value::map([("ec3", Value::string("localhost:5000"))]),
+            ),
+        ]);
+        let azure = Value::object([
+            ("subscription_id", Value::string("nope")),
+            ("tenant_id", Value::Null),
+            ("endpoint", Value::Null),
+        ]);
+        let d = validate(&config(vec![("aws", aws), ("azure", azure)]));
+        let paths: Vec<String> =
+            d.0.iter()
+                .map(|x| x.attribute.as_ref().unwrap().to_string())
+                .collect();
+        assert_eq!(
+            paths,
+            vec![
+                "aws.region",
+                "aws.endpoints[\"ec3\"]",
+                "aws.endpoints[\"ec3\"]",
+                "azure.subscription_id"
+            ]
+        );
+        assert!(is_aws_region("us-gov-west-1") && is_aws_region("eu-west-2"));
+        assert!(is_guid("12345678-aaaa-bbbb-cccc-1234567890ab"));
+    }
+
+    #[test]
+    fn unknown_values_are_not_judged() {
+        let c = config(vec![
+            ("budget", Value::unknown()),
+            ("default_labels", Value::unknown()),
+        ]);
+        assert!(validate(&c).is_empty());
+    }
+}

@@ -1,0 +1,417 @@
+//! The filter arguments shared by `gpu_spot_offer` and `gpu_offers`, their checks, and the
+//! mapping onto `gpu_core::query::OfferQuery`; plus the offer record both data sources
+//! (and the CLI) return, so that every surface uses the same field names.
+
+use crate::validate;
+use gpu_core::offer::{Cloud, OfferKey};
+use gpu_core::query::{
+    Capacity, EmptyResult, Filter, GpuCount, OfferQuery, PricedOffer, QueryError,
+};
+use serde::Serialize;
+use tfplugin::schema::{Attribute, Nesting, Presence};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Type, Value};
+
+/// Valid `capacity` values.
+pub const CAPACITIES: &[&str] = &["spot", "on_demand", "either"];
+
+/// The filter attributes (all optional).
+pub fn filter_attributes() -> Vec<Attribute> {
+    vec![
+        Attribute::optional("gpu", Type::String).describe("GPU model, e.g. `H100`, `A100-80GB`, `L4` (case-insensitive; cloud aliases such as `nvidia-h100-80gb` work too). See the `gpu_models` data source for the names."),
+        Attribute::optional("gpus", Type::list(Type::String)).describe("Several acceptable GPU models (instead of `gpu`)."),
+        Attribute::optional("gpu_count", Type::Number).describe("Exactly this many GPUs per instance (conflicts with `min_gpu_count`)."),
+        Attribute::optional("min_gpu_count", Type::Number).describe("At least this many GPUs per instance."),
+        Attribute::optional("min_gpu_memory_gib", Type::Number).describe("At least this much memory per GPU, in GiB."),
+        Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to search: `aws`, `azure`, `gcp`, `cudo`, `nebius`, `hyperbolic`. Default: all."),
+        Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\", \"europe-west4\"]`. Default: all."),
+        Attribute::optional("zones", Type::list(Type::String)).describe("Zone globs. Offers without a zone only match when this is unset."),
+        Attribute::optional("capacity", Type::String).describe("`spot`, `on_demand` or `either`."),
+        Attribute::optional("max_price_per_gpu_hour", Type::Number).describe("Only offers at or below this price per GPU-hour, in USD."),
+        Attribute::optional("min_vcpus", Type::Number).describe("At least this many vCPUs per instance."),
+        Attribute::optional("min_memory_gib", Type::Number).describe("At least this much instance memory, in GiB."),
+        Attribute::optional("exclude_instance_types", Type::list(Type::String)).describe("Instance type globs to leave out, e.g. `[\"g4dn.*\"]`."),
+        Attribute::nested(
+            "prefer",
+            Nesting::Single,
+            vec![
+                Attribute::required("cloud", Type::String).describe("Cloud of the current choice."),
+                Attribute::required("region", Type::String).describe("Region of the current choice."),
+                Attribute::optional("zone", Type::String).describe("Zone of the current choice, if it has one."),
+                Attribute::required("instance_type", Type::String).describe("Instance type of the current choice."),
+                Attribute::required("spot", Type::Bool).describe("Whether the current choice is spot capacity."),
+            ],
+            Presence::Optional,
+        )
+        .describe("The current choice (hysteresis): it stays first unless another offer is cheaper per GPU-hour by at least `min_saving_percent`, so pools fed by this data source do not flap between clouds on small price moves."),
+        Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0."),
+    ]
+}
+
+/// The attributes of one offer, as returned by both data sources.
+pub fn offer_attributes() -> Vec<(&'static str, Type, &'static str)> {
+    vec![
+        ("cloud", Type::String, "Cloud of the offer."),
+        ("region", Type::String, "Region of the offer."),
+        (
+            "zone",
+            Type::String,
+            "Zone of the offer (null when the price is for the whole region).",
+        ),
+        (
+            "instance_type",
+            Type::String,
+            "Instance type (VM size, machine type).",
+        ),
+        ("gpu", Type::String, "Canonical GPU model name."),
+        (
+            "gpu_count",
+            Type::Number,
+            "GPUs per instance (fractional for partial-GPU sizes).",
+        ),
+        (
+            "gpu_memory_gib",
+            Type::Number,
+            "Memory per GPU in GiB, as the cloud reports it (null if unknown).",
+        ),
+        (
+            "vcpus",
+            Type::Number,
+            "vCPUs per instance (null if unknown).",
+        ),
+        (
+            "memory_gib",
+            Type::Number,
+            "Instance memory in GiB (null if unknown).",
+        ),
+        (
+            "spot",
+            Type::Bool,
+            "True for spot capacity, false for on-demand.",
+        ),
+        ("price_per_hour", Type::Number, "USD per instance-hour."),
+        ("price_per_gpu_hour", Type::Number, "USD per GPU-hour."),
+        (
+            "source",
+            Type::String,
+            "Where the price comes from (catalog source, repository and file, or live API).",
+        ),
+        (
+            "as_of",
+            Type::String,
+            "Date of the price (null when the source is undated).",
+        ),
+    ]
+}
+
+/// The cty object type of one offer.
+pub fn offer_type() -> Type {
+    Type::object(offer_attributes().into_iter().map(|(n, t, _)| (n, t)))
+}
+
+/// One offer, with the field names of the data sources and the CLI's JSON.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OfferRecord {
+    /// Cloud.
+    pub cloud: String,
+    /// Region.
+    pub region: String,
+    /// Zone, if the price is per zone.
+    pub zone: Option<String>,
+    /// Instance type.
+    pub instance_type: String,
+    /// GPU model.
+    pub gpu: String,
+    /// GPUs per instance.
+    pub gpu_count: f64,
+    /// Memory per GPU.
+    pub gpu_memory_gib: Option<f64>,
+    /// vCPUs.
+    pub vcpus: Option<f64>,
+    /// Instance memory.
+    pub memory_gib: Option<f64>,
+    /// Spot or on-demand.
+    pub spot: bool,
+    /// USD per instance-hour.
+    pub price_per_hour: f64,
+    /// USD per GPU-hour.
+    pub price_per_gpu_hour: f64,
+    /// Price source.
+    pub source: String,
+    /// Price date.
+    pub as_of: Option<String>,
+}
+
+impl OfferRecord {
+    /// The record of a ranked offer.
+    pub fn of(p: &PricedOffer<'_>) -> Self {
+        let o = p.offer;
+        OfferRecord {
+            cloud: o.cloud.as_str().to_string(),
+            region: o.region.clone(),
+            zone: o.zone.clone(),
+            instance_type: o.instance_type.clone(),
+            gpu: o.gpu.name.to_string(),
+            gpu_count: o.gpu_count.unwrap_or_default(),
+            gpu_memory_gib: o.gpu_memory_gib,
+            vcpus: o.vcpus,
+            memory_gib: o.memory_gib,
+            spot: p.spot,
+            price_per_hour: p.price_per_hour,
+            price_per_gpu_hour: p.price_per_gpu_hour,
+            source: o.source.clone(),
+            as_of: o.as_of.clone(),
+        }
+    }
+
+    /// The record as a cty value of [`offer_type`].
+    pub fn to_value(&self) -> Value {
+        tfplugin::value::to_value(self, &offer_type()).unwrap_or(Value::Null)
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_elements)
+        .map(|es| {
+            es.iter()
+                .filter_map(|e| e.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Static checks of the filter arguments; unknown values are skipped.
+pub fn validate(config: &Value) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    let get = |n: &str| config.get_attr(n).filter(|v| !v.is_null());
+    if get("gpu").is_some() && get("gpus").is_some() {
+        d.attr_error(
+            AttributePath::attr("gpus"),
+            "Conflicting arguments",
+            "Set either `gpu` (one model) or `gpus` (several), not both.",
+        );
+    }
+    if get("gpu_count").is_some() && get("min_gpu_count").is_some() {
+        d.attr_error(
+            AttributePath::attr("min_gpu_count"),
+            "Conflicting arguments",
+            "Set either `gpu_count` (exact) or `min_gpu_count` (at least), not both.",
+        );
+    }
+    if let Some(name) = validate::known_str(get("gpu")) {
+        gpu_name(&mut d, name, AttributePath::attr("gpu"));
+    }
+    if let Some(list) = get("gpus").and_then(Value::as_elements) {
+        for (i, e) in list.iter().enumerate() {
+            if let Some(name) = e.as_str() {
+                gpu_name(
+                    &mut d,
+                    name,
+                    AttributePath::attr("gpus").then_index(i as i64),
+                );
+            }
+        }
+    }
+    for attr in ["gpu_count", "min_gpu_count"] {
+        if let Some(n) = validate::known_f64(get(attr))
+            && n <= 0.0
+        {
+            d.attr_error(
+                AttributePath::attr(attr),
+                format!("Invalid {attr}"),
+                format!("`{attr}` must be more than 0; got {n}."),
+            );
+        }
+    }
+    for attr in [
+        "min_gpu_memory_gib",
+        "max_price_per_gpu_hour",
+        "min_vcpus",
+        "min_memory_gib",
+        "min_saving_percent",
+    ] {
+        validate::non_negative(&mut d, get(attr), AttributePath::attr(attr));
+    }
+    if let Some(list) = get("clouds").and_then(Value::as_elements) {
+        let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
+        for (i, e) in list.iter().enumerate() {
+            validate::one_of(
+                &mut d,
+                Some(e),
+                AttributePath::attr("clouds").then_index(i as i64),
+                &valid,
+            );
+        }
+    }
+    validate::one_of(
+        &mut d,
+        get("capacity"),
+        AttributePath::attr("capacity"),
+        CAPACITIES,
+    );
+    for attr in ["regions", "zones", "exclude_instance_types"] {
+        if let Some(list) = get(attr).and_then(Value::as_elements) {
+            for (i, e) in list.iter().enumerate() {
+                if let Some(pattern) = e.as_str()
+                    && let Err(err) = glob::Pattern::new(pattern)
+                {
+                    d.attr_error(AttributePath::attr(attr).then_index(i as i64), format!("Invalid {attr} pattern"), format!("{pattern:?} is not a valid glob: {err}. Use `*` for any text and `?` for one character."));
+                }
+            }
+        }
+    }
+    if let Some(prefer) = get("prefer")
+        && let Some(cloud) = validate::known_str(prefer.get_attr("cloud"))
+        && cloud.parse::<Cloud>().is_err()
+    {
+        let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
+        d.attr_error(
+            AttributePath::attr("prefer").then_attr("cloud"),
+            "Invalid prefer.cloud",
+            format!(
+                "{cloud:?} is not a cloud; valid values are: {}.",
+                valid.join(", ")
+            ),
+        );
+    }
+    d
+}
+
+fn gpu_name(d: &mut Diagnostics, name: &str, path: AttributePath) {
+    if let Err(e) = gpu_core::gpu::lookup(name) {
+        d.attr_error(
+            path.clone(),
+            format!("Unknown GPU model in {path}"),
+            format!("{e}. The `gpu_models` data source lists every model."),
+        );
+    }
+}
+
+/// Builds the core query from a wholly known configuration, with `default_capacity` for an
+/// unset `capacity`. Errors name the attribute.
+pub fn build(config: &Value, default_capacity: Capacity) -> Result<OfferQuery, Diagnostics> {
+    let d = validate(config);
+    if d.has_errors() {
+        return Err(d);
+    }
+    let get = |n: &str| config.get_attr(n).filter(|v| !v.is_null());
+    let mut names = strings(get("gpus"));
+    if let Some(g) = validate::known_str(get("gpu")) {
+        names.push(g.to_string());
+    }
+    let mut query = OfferQuery::default()
+        .with_gpu_names(&names)
+        .map_err(query_error)?;
+    query.gpu_count = validate::known_f64(get("gpu_count"))
+        .map(GpuCount::Exact)
+        .or_else(|| validate::known_f64(get("min_gpu_count")).map(GpuCount::AtLeast));
+    query.min_vram_gib = validate::known_f64(get("min_gpu_memory_gib"));
+    query.clouds = strings(get("clouds"))
+        .iter()
+        .filter_map(|c| c.parse().ok())
+        .collect();
+    query.regions = strings(get("regions"));
+    query.zones = strings(get("zones"));
+    query.capacity = match validate::known_str(get("capacity")) {
+        Some("spot") => Capacity::Spot,
+        Some("on_demand") => Capacity::OnDemand,
+        Some(_) => Capacity::Either,
+        None => default_capacity,
+    };
+    query.max_price_per_gpu_hour = validate::known_f64(get("max_price_per_gpu_hour"));
+    query.min_vcpus = validate::known_f64(get("min_vcpus"));
+    query.min_memory_gib = validate::known_f64(get("min_memory_gib"));
+    query.exclude_instance_types = strings(get("exclude_instance_types"));
+    query.min_saving_percent = validate::known_f64(get("min_saving_percent")).unwrap_or(0.0);
+    if let Some(p) = get("prefer") {
+        query.prefer = Some(OfferKey {
+            cloud: validate::known_str(p.get_attr("cloud"))
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(Cloud::Aws),
+            region: validate::known_str(p.get_attr("region"))
+                .unwrap_or_default()
+                .to_string(),
+            zone: validate::known_str(p.get_attr("zone")).map(str::to_string),
+            instance_type: validate::known_str(p.get_attr("instance_type"))
+                .unwrap_or_default()
+                .to_string(),
+            spot: p.get_attr("spot").and_then(Value::as_bool).unwrap_or(false),
+        });
+    }
+    Ok(query)
+}
+
+/// The data source attribute a core query field comes from.
+fn attribute_of(field: &str, config: &Value) -> String {
+    let set = |n: &str| config.get_attr(n).is_some_and(|v| !v.is_null());
+    match field {
+        "gpus" if set("gpu") => "gpu".into(),
+        "gpu_count" if set("min_gpu_count") => "min_gpu_count".into(),
+        "min_vram_gib" => "min_gpu_memory_gib".into(),
+        other => other.into(),
+    }
+}
+
+/// Core query errors as diagnostics on the attributes they concern.
+pub fn query_error(e: QueryError) -> Diagnostics {
+    match e {
+        QueryError::Invalid(fields) => Diagnostics(
+            fields
+                .into_iter()
+                .map(|f| {
+                    Diagnostic::error(format!("Invalid {}", f.field), f.to_string())
+                        .at(AttributePath::attr(f.field.clone()))
+                })
+                .collect(),
+        ),
+        QueryError::Gpu { index, source } => {
+            Diagnostic::error("Unknown GPU model", source.to_string())
+                .at(AttributePath::attr("gpus").then_index(index as i64))
+                .into()
+        }
+    }
+}
+
+/// The error for a query that matched nothing: which filter emptied it, and the nearest
+/// offers.
+pub fn no_match(empty: &EmptyResult<'_>, config: &Value) -> Diagnostic {
+    let Some(filter) = &empty.filter else {
+        return Diagnostic::error("No GPU offer matches", "The catalog has no offers.");
+    };
+    let attr = attribute_of(filter.field(), config);
+    let before = if empty.first_filter {
+        format!(
+            "the catalog has {} offers, and none passes it",
+            empty.matched_before
+        )
+    } else {
+        format!(
+            "{} offers passed the filters before it",
+            empty.matched_before
+        )
+    };
+    let mut detail = format!("No offer is left after the `{attr}` filter: {before}.");
+    if !empty.nearest.is_empty() {
+        detail.push_str("\n\nNearest offers:");
+        for n in &empty.nearest {
+            let failed: Vec<String> = n
+                .failed
+                .iter()
+                .map(|f: &Filter| attribute_of(f.field(), config))
+                .collect();
+            let r = OfferRecord::of(&n.item);
+            detail.push_str(&format!(
+                "\n  - {} {} {}{} {}x{} {} at ${:.4}/GPU-hour (fails: {})",
+                r.cloud,
+                r.region,
+                r.zone.map(|z| format!("{z} ")).unwrap_or_default(),
+                r.instance_type,
+                r.gpu_count,
+                r.gpu,
+                if r.spot { "spot" } else { "on-demand" },
+                r.price_per_gpu_hour,
+                failed.join(", ")
+            ));
+        }
+    }
+    Diagnostic::error("No GPU offer matches", detail).at(AttributePath::attr(attr))
+}

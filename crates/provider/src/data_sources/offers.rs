@@ -1,0 +1,91 @@
+//! `gpu_offers`: the ranked list of GPU offers that pass the filters.
+
+use super::offer_query::{self, OfferRecord};
+use crate::validate;
+use gpu_core::catalog::Catalog;
+use gpu_core::query::{self, Capacity};
+use tfplugin::provider::ReadDataSourceResponse;
+use tfplugin::schema::{Attribute, Block};
+use tfplugin::{AttributePath, Diagnostics, Schema, Type, Value};
+
+/// The data source's type name.
+pub const TYPE_NAME: &str = "gpu_offers";
+
+/// How many offers are returned when `limit` is unset.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// The schema of `gpu_offers`.
+pub fn schema() -> Schema {
+    let mut block = Block::new(
+        "GPU offers that pass the filters, cheapest per GPU-hour first (then price per hour, cloud, region, zone, instance type), from the embedded price catalog. Spot and on-demand offers unless `capacity` says otherwise; an instance type with both prices appears once for each.",
+    );
+    for a in offer_query::filter_attributes() {
+        block = block.attribute(a);
+    }
+    block = block
+        .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10)."))
+        .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of` (the same fields as `gpu_spot_offer`)."))
+        .attribute(Attribute::computed("matched", Type::Number).describe("How many offers passed the filters before `limit`."))
+        .attribute(Attribute::computed("catalog", Type::String).describe("Which catalog answered (the embedded snapshot, with its row counts)."));
+    Schema::new(block)
+}
+
+/// Checks the filters and `limit`.
+pub fn validate(config: &Value) -> Diagnostics {
+    let mut d = offer_query::validate(config);
+    if let Some(n) = validate::known_f64(config.get_attr("limit"))
+        && !(n >= 1.0 && n.fract() == 0.0)
+    {
+        d.attr_error(
+            AttributePath::attr("limit"),
+            "Invalid limit",
+            format!("`limit` must be a whole number of 1 or more; got {n}."),
+        );
+    }
+    d
+}
+
+/// Ranks the offers in `catalog`.
+pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
+    let fail = |diagnostics| ReadDataSourceResponse {
+        state: Value::Null,
+        diagnostics,
+    };
+    let d = validate(config);
+    if d.has_errors() {
+        return fail(d);
+    }
+    let mut q = match offer_query::build(config, Capacity::Either) {
+        Ok(q) => q,
+        Err(d) => return fail(d),
+    };
+    q.limit =
+        Some(validate::known_f64(config.get_attr("limit")).map_or(DEFAULT_LIMIT, |n| n as usize));
+    let result = match query::run(catalog, &q) {
+        Ok(r) => r,
+        Err(e) => return fail(offer_query::query_error(e)),
+    };
+    if let Some(empty) = &result.empty {
+        return fail(offer_query::no_match(empty, config).into());
+    }
+    let offers = Value::List(
+        result
+            .items
+            .iter()
+            .map(|p| OfferRecord::of(p).to_value())
+            .collect(),
+    );
+    let mut state = config.clone();
+    if let Value::Object(attrs) = &mut state {
+        attrs.insert("offers".into(), offers);
+        attrs.insert("matched".into(), Value::number(result.matched as i64));
+        attrs.insert(
+            "catalog".into(),
+            Value::string(catalog.origin().label.clone()),
+        );
+    }
+    ReadDataSourceResponse {
+        state,
+        diagnostics: Diagnostics::new(),
+    }
+}

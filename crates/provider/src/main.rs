@@ -1,0 +1,20 @@
+//! `terraform-provider-gpu`: serves the `gpu` provider when Terraform starts it, and is a
+//! small CLI when a person does.
+
+mod cli;
+mod config;
+mod data_sources;
+mod docs;
+mod logging;
+mod offers_cli;
+mod provider;
+mod validate;
+
+use std::process::ExitCode;
+
+/// The provider's registry address, used for `--debug` reattach settings.
+pub const PROVIDER_ADDRESS: &str = "registry.terraform.io/gpu-tf/gpu";
+
+fn main() -> ExitCode {
+    cli::run()
+}

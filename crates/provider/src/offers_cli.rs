@@ -1,0 +1,232 @@
+//! The `offers` command: the same ranking as the `gpu_offers` data source, as an aligned
+//! table or as JSON with the data source's field names.
+
+use crate::data_sources::offer_query::OfferRecord;
+use gpu_core::catalog::Catalog;
+use gpu_core::query::{self, Capacity, GpuCount, OfferQuery};
+use std::process::ExitCode;
+
+/// Arguments of `terraform-provider-gpu offers`.
+#[derive(Debug, clap::Args)]
+pub struct OffersArgs {
+    /// GPU model(s), e.g. H100 or A100-80GB; repeat or separate with commas.
+    #[arg(long, value_delimiter = ',')]
+    gpu: Vec<String>,
+    /// Exactly this many GPUs per instance.
+    #[arg(long, conflicts_with = "min_count")]
+    count: Option<f64>,
+    /// At least this many GPUs per instance.
+    #[arg(long)]
+    min_count: Option<f64>,
+    /// Spot offers only.
+    #[arg(long, conflicts_with = "on_demand")]
+    spot: bool,
+    /// On-demand offers only.
+    #[arg(long)]
+    on_demand: bool,
+    /// Clouds to search (aws, azure, gcp, cudo, nebius, hyperbolic), comma separated.
+    #[arg(long, value_delimiter = ',')]
+    cloud: Vec<String>,
+    /// Region globs, e.g. 'us-*'.
+    #[arg(long, value_delimiter = ',')]
+    region: Vec<String>,
+    /// Minimum memory per GPU, GiB.
+    #[arg(long)]
+    min_gpu_memory_gib: Option<f64>,
+    /// Maximum USD per GPU-hour.
+    #[arg(long)]
+    max_price_per_gpu_hour: Option<f64>,
+    /// How many rows to show.
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// How `offers` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// An aligned table; the chosen (cheapest) row is marked with `*`.
+    Table,
+    /// A JSON array of offers with the data sources' field names.
+    Json,
+}
+
+fn build(args: &OffersArgs) -> Result<OfferQuery, String> {
+    let mut q = OfferQuery::default()
+        .with_gpu_names(&args.gpu)
+        .map_err(|e| format!("--gpu: {e}"))?;
+    q.gpu_count = args
+        .count
+        .map(GpuCount::Exact)
+        .or(args.min_count.map(GpuCount::AtLeast));
+    q.capacity = match (args.spot, args.on_demand) {
+        (true, _) => Capacity::Spot,
+        (_, true) => Capacity::OnDemand,
+        _ => Capacity::Either,
+    };
+    for c in &args.cloud {
+        q.clouds
+            .push(c.parse().map_err(|e| format!("--cloud: {e}"))?);
+    }
+    q.regions = args.region.clone();
+    q.min_vram_gib = args.min_gpu_memory_gib;
+    q.max_price_per_gpu_hour = args.max_price_per_gpu_hour;
+    q.limit = Some(args.limit);
+    Ok(q)
+}
+
+/// Runs the command against `catalog`.
+pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
+    let result = build(args).and_then(|q| query::run(catalog, &q).map_err(|e| e.to_string()));
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let records: Vec<OfferRecord> = result.items.iter().map(OfferRecord::of).collect();
+    match args.format {
+        Format::Json => match serde_json::to_string_pretty(&records) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        Format::Table => print!("{}", table(&records)),
+    }
+    if let Some(empty) = &result.empty {
+        eprintln!("no offer matches: {empty}");
+        return ExitCode::FAILURE;
+    }
+    if matches!(args.format, Format::Table) {
+        eprintln!(
+            "{} of {} matching offers; catalog: {}",
+            records.len(),
+            result.matched,
+            catalog.origin().label
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |x| format!("{x}"))
+}
+
+/// Renders records as an aligned table, the first (chosen) row marked `*`.
+pub fn table(records: &[OfferRecord]) -> String {
+    let header = [
+        "",
+        "CLOUD",
+        "REGION",
+        "ZONE",
+        "INSTANCE TYPE",
+        "GPUS",
+        "VRAM/GPU",
+        "CAPACITY",
+        "$/GPU-HOUR",
+        "$/HOUR",
+        "AS OF",
+    ];
+    let rows: Vec<[String; 11]> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            [
+                if i == 0 { "*".into() } else { String::new() },
+                r.cloud.clone(),
+                r.region.clone(),
+                r.zone.clone().unwrap_or_else(|| "-".into()),
+                r.instance_type.clone(),
+                format!("{}x{}", r.gpu_count, r.gpu),
+                r.gpu_memory_gib
+                    .map_or_else(|| "-".into(), |m| format!("{} GiB", opt(Some(m)))),
+                if r.spot {
+                    "spot".into()
+                } else {
+                    "on-demand".into()
+                },
+                format!("${:.4}", r.price_per_gpu_hour),
+                format!("${:.4}", r.price_per_hour),
+                r.as_of.clone().unwrap_or_else(|| "undated".into()),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let numeric = |i: usize| i == 8 || i == 9;
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if numeric(i) {
+                    format!("{c:>w$}", w = widths[i])
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(parts.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: OffersArgs,
+    }
+
+    #[test]
+    fn table_marks_the_chosen_row_and_aligns() {
+        let args = T::parse_from([
+            "t", "--gpu", "H100", "--count", "8", "--spot", "--cloud", "aws,gcp",
+        ])
+        .a;
+        let q = build(&args).unwrap();
+        let r = query::run(Catalog::embedded(), &q).unwrap();
+        let records: Vec<OfferRecord> = r.items.iter().map(OfferRecord::of).collect();
+        assert!(!records.is_empty());
+        assert!(
+            records
+                .iter()
+                .all(|r| r.spot && r.gpu == "H100" && r.gpu_count == 8.0)
+        );
+        let t = table(&records);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].starts_with('*'));
+        assert!(!lines[2].starts_with('*'));
+        let col = lines[0].find("$/GPU-HOUR").unwrap() + "$/GPU-HOUR".len();
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l[..col].ends_with(|c: char| c.is_ascii_digit()))
+        );
+    }
+
+    #[test]
+    fn bad_cloud_is_an_error() {
+        let args = T::parse_from(["t", "--cloud", "mars"]).a;
+        assert!(build(&args).unwrap_err().starts_with("--cloud"));
+    }
+}

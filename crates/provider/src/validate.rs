@@ -1,0 +1,168 @@
+//! Small checks on configuration values that may be unknown at plan time: each skips
+//! unknown and null values and reports problems with the attribute's path.
+
+use tfplugin::{AttributePath, Diagnostics, Value};
+
+/// The known number at `v`, if any.
+pub fn known_f64(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_number).map(|n| n.as_f64())
+}
+
+/// The known string at `v`, if any.
+pub fn known_str(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str)
+}
+
+/// Errors unless the number at `v` is zero or more.
+pub fn non_negative(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath) {
+    if let Some(n) = known_f64(v)
+        && !(n >= 0.0 && n.is_finite())
+    {
+        let name = path.to_string();
+        diags.attr_error(
+            path,
+            format!("Invalid {name}"),
+            format!("`{name}` must be zero or a positive number; got {n}."),
+        );
+    }
+}
+
+/// Errors unless the string at `v` is one of `allowed`.
+pub fn one_of(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath, allowed: &[&str]) {
+    if let Some(s) = known_str(v)
+        && !allowed.contains(&s)
+    {
+        let name = path.to_string();
+        diags.attr_error(
+            path,
+            format!("Invalid {name}"),
+            format!(
+                "`{name}` is {s:?}; valid values are: {}.",
+                allowed
+                    .iter()
+                    .map(|a| format!("{a:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+}
+
+/// Errors unless the string at `v` is an http(s) URL.
+pub fn http_url(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath) {
+    if let Some(s) = known_str(v)
+        && !(s.starts_with("http://") || s.starts_with("https://"))
+    {
+        let name = path.to_string();
+        diags.attr_error(
+            path,
+            format!("Invalid {name}"),
+            format!("`{name}` must be an http:// or https:// URL; got {s:?}."),
+        );
+    }
+}
+
+/// Why `key` is not a valid Kubernetes label key, if it is not (`[prefix/]name`, the name at
+/// most 63 characters of alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric).
+pub fn label_key_problem(key: &str) -> Option<String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix
+        && (p.is_empty()
+            || p.len() > 253
+            || !p.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            }))
+    {
+        return Some(format!(
+            "the prefix {p:?} must be a DNS subdomain (lowercase letters, digits, '-' and '.')"
+        ));
+    }
+    label_value_problem(name).or_else(|| {
+        name.is_empty()
+            .then(|| "the name part is empty".to_string())
+    })
+}
+
+/// Why `value` is not a valid Kubernetes label value, if it is not.
+pub fn label_value_problem(value: &str) -> Option<String> {
+    if value.len() > 63 {
+        return Some(format!(
+            "it is {} characters long; at most 63 are allowed",
+            value.len()
+        ));
+    }
+    let ok_inner = value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+    let ok_ends = value.is_empty()
+        || (value.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && value.ends_with(|c: char| c.is_ascii_alphanumeric()));
+    if !ok_inner || !ok_ends {
+        return Some("only letters, digits, '-', '_' and '.' are allowed, starting and ending with a letter or digit".into());
+    }
+    None
+}
+
+/// Checks every key and value of the label map at `v`.
+pub fn labels(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath) {
+    let Some(entries) = v.and_then(Value::as_entries) else {
+        return;
+    };
+    for (key, value) in entries {
+        let at = path.clone().then_key(key.clone());
+        if let Some(why) = label_key_problem(key) {
+            diags.attr_error(
+                at.clone(),
+                "Invalid label key",
+                format!("Label key {key:?} is not a valid Kubernetes label key: {why}."),
+            );
+        }
+        if let Some(why) = value.as_str().and_then(label_value_problem) {
+            diags.attr_error(
+                at,
+                "Invalid label value",
+                format!("The value of label {key:?} is not a valid Kubernetes label value: {why}."),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_rules() {
+        assert_eq!(label_key_problem("team"), None);
+        assert_eq!(label_key_problem("gpu.tf/pool"), None);
+        assert!(label_key_problem("Bad Key").is_some());
+        assert!(label_key_problem("UPPER.example/x").is_some());
+        assert!(label_value_problem(&"x".repeat(64)).is_some());
+        assert_eq!(label_value_problem(""), None);
+        assert!(label_value_problem("-lead").is_some());
+    }
+
+    #[test]
+    fn checks_skip_unknown_and_report_paths() {
+        let mut d = Diagnostics::new();
+        non_negative(&mut d, Some(&Value::unknown()), AttributePath::attr("x"));
+        one_of(&mut d, Some(&Value::Null), AttributePath::attr("y"), &["a"]);
+        assert!(d.is_empty());
+        non_negative(&mut d, Some(&Value::number(-1)), AttributePath::attr("x"));
+        one_of(
+            &mut d,
+            Some(&Value::string("b")),
+            AttributePath::attr("y"),
+            &["a"],
+        );
+        assert_eq!(d.0.len(), 2);
+        assert!(d.0[1].detail.contains("valid values are: \"a\""));
+        assert_eq!(d.0[0].attribute, Some(AttributePath::attr("x")));
+    }
+}

@@ -1,0 +1,876 @@
+//! The `tfplugin6.Provider` gRPC service: decodes each request against the provider's
+//! schemas, calls the matching [`Provider`] method, and encodes the answer. RPCs the
+//! provider has nothing for (functions, ephemeral resources, list resources, state
+//! stores, actions) answer with an error diagnostic, never a transport error or a panic.
+
+use super::convert::{self, decode, encode};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::proto::tfplugin6 as pb;
+use crate::proto::tfplugin6::provider_server::Provider as ProviderRpc;
+use crate::provider::{self as p, Provider, ProviderSchemas};
+use crate::schema::Schema;
+use crate::value::Value;
+use futures_util::FutureExt as _;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+
+type Reply<T> = Result<Response<T>, Status>;
+type EventStream<T> = Pin<Box<dyn futures_util::Stream<Item = Result<T, Status>> + Send>>;
+
+/// The gRPC face of a [`Provider`].
+pub struct ProviderService<P: Provider> {
+    provider: Arc<P>,
+    schemas: Arc<ProviderSchemas>,
+    schema_response: Arc<pb::get_provider_schema::Response>,
+}
+
+impl<P: Provider> Clone for ProviderService<P> {
+    fn clone(&self) -> Self {
+        ProviderService {
+            provider: self.provider.clone(),
+            schemas: self.schemas.clone(),
+            schema_response: self.schema_response.clone(),
+        }
+    }
+}
+
+fn capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        plan_destroy: false,
+        get_provider_schema_optional: false,
+        move_resource_state: true,
+        generate_resource_config: false,
+    }
+}
+
+fn client_caps(c: Option<&pb::ClientCapabilities>) -> p::ClientCapabilities {
+    c.map(|c| p::ClientCapabilities {
+        deferral_allowed: c.deferral_allowed,
+        write_only_attributes_allowed: c.write_only_attributes_allowed,
+    })
+    .unwrap_or_default()
+}
+
+/// Runs a provider method; a panic inside it becomes an error diagnostic.
+async fn guarded<T>(what: &str, fut: impl Future<Output = T>) -> Result<T, Diagnostic> {
+    AssertUnwindSafe(fut).catch_unwind().await.map_err(|panic| {
+        let msg = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        tracing::error!(rpc = what, "provider panicked: {msg}");
+        Diagnostic::error(
+            "Provider internal error",
+            format!("The provider failed while handling {what}: {msg}. This is a bug in the provider; please report it."),
+        )
+    })
+}
+
+fn diags(d: impl Into<Diagnostics>) -> Vec<pb::Diagnostic> {
+    convert::diagnostics(&d.into())
+}
+
+fn not_offered(kind: &str, name: &str) -> Vec<pb::Diagnostic> {
+    diags(Diagnostic::error(
+        format!("Unsupported {kind}"),
+        format!("This provider has no {kind} named `{name}`."),
+    ))
+}
+
+fn meta(dv: Option<&pb::DynamicValue>, schema: Option<&Schema>) -> Option<Value> {
+    let schema = schema?;
+    decode(dv, &schema.value_type(), "provider_meta").ok()
+}
+
+impl<P: Provider> ProviderService<P> {
+    /// Wraps `provider`, computing its schemas once.
+    pub fn new(provider: Arc<P>) -> Self {
+        let schemas = provider.schemas();
+        let response = pb::get_provider_schema::Response {
+            provider: Some(convert::schema(&schemas.provider)),
+            resource_schemas: schemas
+                .resources
+                .iter()
+                .map(|(k, s)| (k.clone(), convert::schema(s)))
+                .collect(),
+            data_source_schemas: schemas
+                .data_sources
+                .iter()
+                .map(|(k, s)| (k.clone(), convert::schema(s)))
+                .collect(),
+            provider_meta: schemas.provider_meta.as_ref().map(convert::schema),
+            server_capabilities: Some(capabilities()),
+            ..Default::default()
+        };
+        ProviderService {
+            provider,
+            schemas: Arc::new(schemas),
+            schema_response: Arc::new(response),
+        }
+    }
+
+    fn resource(&self, type_name: &str) -> Result<&Schema, Vec<pb::Diagnostic>> {
+        self.schemas
+            .resources
+            .get(type_name)
+            .ok_or_else(|| not_offered("resource type", type_name))
+    }
+
+    fn data_source(&self, type_name: &str) -> Result<&Schema, Vec<pb::Diagnostic>> {
+        self.schemas
+            .data_sources
+            .get(type_name)
+            .ok_or_else(|| not_offered("data source", type_name))
+    }
+}
+
+macro_rules! try_diag {
+    ($e:expr, $resp:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(d) => {
+                let mut r = $resp;
+                r.diagnostics = d.into_iter().map(|x| x.into_pb()).collect();
+                return Ok(Response::new(r));
+            }
+        }
+    };
+}
+
+/// Conversion of either one diagnostic or a protocol list into protocol diagnostics.
+trait IntoPb {
+    fn into_pb(self) -> pb::Diagnostic;
+}
+impl IntoPb for pb::Diagnostic {
+    fn into_pb(self) -> pb::Diagnostic {
+        self
+    }
+}
+impl IntoPb for Diagnostic {
+    fn into_pb(self) -> pb::Diagnostic {
+        convert::diagnostic(&self)
+    }
+}
+
+fn one(d: Diagnostic) -> Vec<Diagnostic> {
+    vec![d]
+}
+
+#[tonic::async_trait]
+impl<P: Provider> ProviderRpc for ProviderService<P> {
+    async fn get_metadata(
+        &self,
+        _: Request<pb::get_metadata::Request>,
+    ) -> Reply<pb::get_metadata::Response> {
+        use pb::get_metadata as m;
+        Ok(Response::new(m::Response {
+            server_capabilities: Some(capabilities()),
+            resources: self
+                .schemas
+                .resources
+                .keys()
+                .map(|k| m::ResourceMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
+            data_sources: self
+                .schemas
+                .data_sources
+                .keys()
+                .map(|k| m::DataSourceMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
+            ..Default::default()
+        }))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _: Request<pb::get_provider_schema::Request>,
+    ) -> Reply<pb::get_provider_schema::Response> {
+        Ok(Response::new((*self.schema_response).clone()))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        req: Request<pb::validate_provider_config::Request>,
+    ) -> Reply<pb::validate_provider_config::Response> {
+        let req = req.into_inner();
+        let empty = pb::validate_provider_config::Response::default();
+        let ty = self.schemas.provider.value_type();
+        let config = try_diag!(
+            decode(req.config.as_ref(), &ty, "provider configuration").map_err(one),
+            empty
+        );
+        let d = try_diag!(
+            guarded(
+                "ValidateProviderConfig",
+                self.provider.validate_provider_config(&config)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        Ok(Response::new(pb::validate_provider_config::Response {
+            diagnostics: diags(d),
+        }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> Reply<pb::validate_resource_config::Response> {
+        let req = req.into_inner();
+        let empty = pb::validate_resource_config::Response::default();
+        let schema = try_diag!(self.resource(&req.type_name), empty);
+        let config = try_diag!(
+            decode(
+                req.config.as_ref(),
+                &schema.value_type(),
+                "resource configuration"
+            )
+            .map_err(one),
+            empty
+        );
+        let d = try_diag!(
+            guarded(
+                "ValidateResourceConfig",
+                self.provider
+                    .validate_resource_config(&req.type_name, &config)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics: diags(d),
+        }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> Reply<pb::validate_data_resource_config::Response> {
+        let req = req.into_inner();
+        let empty = pb::validate_data_resource_config::Response::default();
+        let schema = try_diag!(self.data_source(&req.type_name), empty);
+        let config = try_diag!(
+            decode(
+                req.config.as_ref(),
+                &schema.value_type(),
+                "data source configuration"
+            )
+            .map_err(one),
+            empty
+        );
+        let d = try_diag!(
+            guarded(
+                "ValidateDataResourceConfig",
+                self.provider
+                    .validate_data_resource_config(&req.type_name, &config)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics: diags(d),
+        }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> Reply<pb::upgrade_resource_state::Response> {
+        let req = req.into_inner();
+        let empty = pb::upgrade_resource_state::Response::default();
+        let schema = try_diag!(self.resource(&req.type_name), empty);
+        let raw = req.raw_state.unwrap_or_default();
+        let request = p::UpgradeResourceStateRequest {
+            type_name: req.type_name.clone(),
+            version: req.version,
+            raw_json: (!raw.json.is_empty()).then_some(raw.json),
+            raw_flatmap: raw.flatmap.into_iter().collect(),
+        };
+        let result = try_diag!(
+            guarded(
+                "UpgradeResourceState",
+                self.provider.upgrade_resource_state(request, schema)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        let state = try_diag!(result.map_err(|d| d.0), empty);
+        let upgraded = try_diag!(
+            encode(&state, &schema.value_type(), "upgraded state").map_err(one),
+            empty
+        );
+        Ok(Response::new(pb::upgrade_resource_state::Response {
+            upgraded_state: Some(upgraded),
+            diagnostics: vec![],
+        }))
+    }
+
+    async fn get_resource_identity_schemas(
+        &self,
+        _: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> Reply<pb::get_resource_identity_schemas::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        req: Request<pb::upgrade_resource_identity::Request>,
+    ) -> Reply<pb::upgrade_resource_identity::Response> {
+        Ok(Response::new(pb::upgrade_resource_identity::Response {
+            upgraded_identity: None,
+            diagnostics: diags(p::unsupported(
+                "Resource identity",
+                &req.into_inner().type_name,
+            )),
+        }))
+    }
+
+    async fn configure_provider(
+        &self,
+        req: Request<pb::configure_provider::Request>,
+    ) -> Reply<pb::configure_provider::Response> {
+        let req = req.into_inner();
+        let empty = pb::configure_provider::Response::default();
+        let ty = self.schemas.provider.value_type();
+        let config = try_diag!(
+            decode(req.config.as_ref(), &ty, "provider configuration").map_err(one),
+            empty
+        );
+        let request = p::ConfigureProviderRequest {
+            terraform_version: req.terraform_version,
+            config,
+            client_capabilities: client_caps(req.client_capabilities.as_ref()),
+        };
+        let d = try_diag!(
+            guarded(
+                "ConfigureProvider",
+                self.provider.configure_provider(request)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        Ok(Response::new(pb::configure_provider::Response {
+            diagnostics: diags(d),
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> Reply<pb::read_resource::Response> {
+        let req = req.into_inner();
+        let empty = pb::read_resource::Response {
+            new_state: req.current_state.clone(),
+            private: req.private.clone(),
+            ..Default::default()
+        };
+        let schema = try_diag!(self.resource(&req.type_name), empty);
+        let ty = schema.value_type();
+        let current_state = try_diag!(
+            decode(req.current_state.as_ref(), &ty, "state").map_err(one),
+            empty
+        );
+        let request = p::ReadResourceRequest {
+            type_name: req.type_name.clone(),
+            current_state,
+            private: req.private.clone(),
+            provider_meta: meta(
+                req.provider_meta.as_ref(),
+                self.schemas.provider_meta.as_ref(),
+            ),
+        };
+        let r = try_diag!(
+            guarded("ReadResource", self.provider.read_resource(request))
+                .await
+                .map_err(one),
+            empty
+        );
+        let new_state = try_diag!(encode(&r.new_state, &ty, "state").map_err(one), empty);
+        Ok(Response::new(pb::read_resource::Response {
+            new_state: Some(new_state),
+            diagnostics: diags(r.diagnostics),
+            private: r.private,
+            ..Default::default()
+        }))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> Reply<pb::plan_resource_change::Response> {
+        let req = req.into_inner();
+        let empty = pb::plan_resource_change::Response::default();
+        let schema = try_diag!(self.resource(&req.type_name), empty);
+        let ty = schema.value_type();
+        let prior_state = try_diag!(
+            decode(req.prior_state.as_ref(), &ty, "prior state").map_err(one),
+            empty
+        );
+        let proposed_new_state = try_diag!(
+            decode(req.proposed_new_state.as_ref(), &ty, "proposed new state").map_err(one),
+            empty
+        );
+        let config = try_diag!(
+            decode(req.config.as_ref(), &ty, "resource configuration").map_err(one),
+            empty
+        );
+        let request = p::PlanResourceChangeRequest {
+            type_name: req.type_name.clone(),
+            prior_state,
+            proposed_new_state,
+            config,
+            prior_private: req.prior_private,
+            provider_meta: meta(
+                req.provider_meta.as_ref(),
+                self.schemas.provider_meta.as_ref(),
+            ),
+            client_capabilities: client_caps(req.client_capabilities.as_ref()),
+        };
+        let r = try_diag!(
+            guarded(
+                "PlanResourceChange",
+                self.provider.plan_resource_change(request)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        let errored = r.diagnostics.has_errors();
+        let planned = if errored {
+            None
+        } else {
+            Some(try_diag!(
+                encode(&r.planned_state, &ty, "planned state").map_err(one),
+                empty
+            ))
+        };
+        Ok(Response::new(pb::plan_resource_change::Response {
+            planned_state: planned,
+            requires_replace: r
+                .requires_replace
+                .iter()
+                .map(convert::attribute_path)
+                .collect(),
+            planned_private: r.planned_private,
+            diagnostics: diags(r.diagnostics),
+            ..Default::default()
+        }))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> Reply<pb::apply_resource_change::Response> {
+        let req = req.into_inner();
+        // If we cannot even decode the request, nothing was changed: hand back the prior state.
+        let empty = pb::apply_resource_change::Response {
+            new_state: req.prior_state.clone(),
+            ..Default::default()
+        };
+        let schema = try_diag!(self.resource(&req.type_name), empty);
+        let ty = schema.value_type();
+        let prior_state = try_diag!(
+            decode(req.prior_state.as_ref(), &ty, "prior state").map_err(one),
+            empty
+        );
+        let planned_state = try_diag!(
+            decode(req.planned_state.as_ref(), &ty, "planned state").map_err(one),
+            empty
+        );
+        let config = try_diag!(
+            decode(req.config.as_ref(), &ty, "resource configuration").map_err(one),
+            empty
+        );
+        let request = p::ApplyResourceChangeRequest {
+            type_name: req.type_name.clone(),
+            prior_state,
+            planned_state,
+            config,
+            planned_private: req.planned_private,
+            provider_meta: meta(
+                req.provider_meta.as_ref(),
+                self.schemas.provider_meta.as_ref(),
+            ),
+        };
+        let r = try_diag!(
+            guarded(
+                "ApplyResourceChange",
+                self.provider.apply_resource_change(request)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        let new_state = try_diag!(encode(&r.new_state, &ty, "new state").map_err(one), empty);
+        Ok(Response::new(pb::apply_resource_change::Response {
+            new_state: Some(new_state),
+            private: r.private,
+            diagnostics: diags(r.diagnostics),
+            ..Default::default()
+        }))
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> Reply<pb::import_resource_state::Response> {
+        let req = req.into_inner();
+        let empty = pb::import_resource_state::Response::default();
+        try_diag!(self.resource(&req.type_name), empty);
+        let request = p::ImportResourceStateRequest {
+            type_name: req.type_name,
+            id: req.id,
+        };
+        let r = try_diag!(
+            guarded(
+                "ImportResourceState",
+                self.provider.import_resource_state(request)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        let mut imported = Vec::new();
+        for i in &r.imported {
+            let schema = try_diag!(self.resource(&i.type_name), empty);
+            let state = try_diag!(
+                encode(&i.state, &schema.value_type(), "imported state").map_err(one),
+                empty
+            );
+            imported.push(pb::import_resource_state::ImportedResource {
+                type_name: i.type_name.clone(),
+                state: Some(state),
+                private: i.private.clone(),
+                identity: None,
+            });
+        }
+        Ok(Response::new(pb::import_resource_state::Response {
+            imported_resources: imported,
+            diagnostics: diags(r.diagnostics),
+            deferred: None,
+        }))
+    }
+
+    async fn move_resource_state(
+        &self,
+        req: Request<pb::move_resource_state::Request>,
+    ) -> Reply<pb::move_resource_state::Response> {
+        let req = req.into_inner();
+        let empty = pb::move_resource_state::Response::default();
+        let schema = try_diag!(self.resource(&req.target_type_name), empty);
+        let request = p::MoveResourceStateRequest {
+            source_provider_address: req.source_provider_address,
+            source_type_name: req.source_type_name,
+            source_schema_version: req.source_schema_version,
+            source_state_json: req.source_state.map(|s| s.json).unwrap_or_default(),
+            target_type_name: req.target_type_name,
+            source_private: req.source_private,
+        };
+        let r = try_diag!(
+            guarded(
+                "MoveResourceState",
+                self.provider.move_resource_state(request)
+            )
+            .await
+            .map_err(one),
+            empty
+        );
+        let target_state = if r.diagnostics.has_errors() {
+            None
+        } else {
+            Some(try_diag!(
+                encode(&r.target_state, &schema.value_type(), "moved state").map_err(one),
+                empty
+            ))
+        };
+        Ok(Response::new(pb::move_resource_state::Response {
+            target_state,
+            diagnostics: diags(r.diagnostics),
+            target_private: r.target_private,
+            target_identity: None,
+        }))
+    }
+
+    async fn read_data_source(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> Reply<pb::read_data_source::Response> {
+        let req = req.into_inner();
+        let empty = pb::read_data_source::Response::default();
+        let schema = try_diag!(self.data_source(&req.type_name), empty);
+        let ty = schema.value_type();
+        let config = try_diag!(
+            decode(req.config.as_ref(), &ty, "data source configuration").map_err(one),
+            empty
+        );
+        let request = p::ReadDataSourceRequest {
+            type_name: req.type_name.clone(),
+            config,
+            provider_meta: meta(
+                req.provider_meta.as_ref(),
+                self.schemas.provider_meta.as_ref(),
+            ),
+        };
+        let r = try_diag!(
+            guarded("ReadDataSource", self.provider.read_data_source(request))
+                .await
+                .map_err(one),
+            empty
+        );
+        let state = if r.diagnostics.has_errors() {
+            None
+        } else {
+            Some(try_diag!(
+                encode(&r.state, &ty, "data source result").map_err(one),
+                empty
+            ))
+        };
+        Ok(Response::new(pb::read_data_source::Response {
+            state,
+            diagnostics: diags(r.diagnostics),
+            deferred: None,
+        }))
+    }
+
+    async fn generate_resource_config(
+        &self,
+        req: Request<pb::generate_resource_config::Request>,
+    ) -> Reply<pb::generate_resource_config::Response> {
+        Ok(Response::new(pb::generate_resource_config::Response {
+            config: None,
+            diagnostics: diags(p::unsupported(
+                "Generating configuration",
+                &req.into_inner().type_name,
+            )),
+        }))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> Reply<pb::validate_ephemeral_resource_config::Response> {
+        Ok(Response::new(
+            pb::validate_ephemeral_resource_config::Response {
+                diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
+            },
+        ))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: Request<pb::open_ephemeral_resource::Request>,
+    ) -> Reply<pb::open_ephemeral_resource::Response> {
+        Ok(Response::new(pb::open_ephemeral_resource::Response {
+            diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
+            ..Default::default()
+        }))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> Reply<pb::renew_ephemeral_resource::Response> {
+        Ok(Response::new(pb::renew_ephemeral_resource::Response {
+            diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
+            ..Default::default()
+        }))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: Request<pb::close_ephemeral_resource::Request>,
+    ) -> Reply<pb::close_ephemeral_resource::Response> {
+        Ok(Response::new(pb::close_ephemeral_resource::Response {
+            diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
+        }))
+    }
+
+    type ListResourceStream = EventStream<pb::list_resource::Event>;
+
+    async fn list_resource(
+        &self,
+        req: Request<pb::list_resource::Request>,
+    ) -> Reply<Self::ListResourceStream> {
+        let event = pb::list_resource::Event {
+            diagnostic: not_offered("list resource type", &req.into_inner().type_name),
+            ..Default::default()
+        };
+        Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
+            event,
+        )]))))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        req: Request<pb::validate_list_resource_config::Request>,
+    ) -> Reply<pb::validate_list_resource_config::Response> {
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: not_offered("list resource type", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn get_functions(
+        &self,
+        _: Request<pb::get_functions::Request>,
+    ) -> Reply<pb::get_functions::Response> {
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> Reply<pb::call_function::Response> {
+        Ok(Response::new(pb::call_function::Response {
+            result: None,
+            error: Some(pb::FunctionError {
+                text: format!(
+                    "This provider has no function named `{}`.",
+                    req.into_inner().name
+                ),
+                function_argument: None,
+            }),
+        }))
+    }
+
+    async fn validate_state_store_config(
+        &self,
+        req: Request<pb::validate_state_store::Request>,
+    ) -> Reply<pb::validate_state_store::Response> {
+        Ok(Response::new(pb::validate_state_store::Response {
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn configure_state_store(
+        &self,
+        req: Request<pb::configure_state_store::Request>,
+    ) -> Reply<pb::configure_state_store::Response> {
+        Ok(Response::new(pb::configure_state_store::Response {
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+            capabilities: None,
+        }))
+    }
+
+    type ReadStateBytesStream = EventStream<pb::read_state_bytes::Response>;
+
+    async fn read_state_bytes(
+        &self,
+        req: Request<pb::read_state_bytes::Request>,
+    ) -> Reply<Self::ReadStateBytesStream> {
+        let chunk = pb::read_state_bytes::Response {
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+            ..Default::default()
+        };
+        Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
+            chunk,
+        )]))))
+    }
+
+    async fn write_state_bytes(
+        &self,
+        _: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
+    ) -> Reply<pb::write_state_bytes::Response> {
+        Ok(Response::new(pb::write_state_bytes::Response {
+            diagnostics: not_offered("state store", "(any)"),
+        }))
+    }
+
+    async fn lock_state(
+        &self,
+        req: Request<pb::lock_state::Request>,
+    ) -> Reply<pb::lock_state::Response> {
+        Ok(Response::new(pb::lock_state::Response {
+            lock_id: String::new(),
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn unlock_state(
+        &self,
+        req: Request<pb::unlock_state::Request>,
+    ) -> Reply<pb::unlock_state::Response> {
+        Ok(Response::new(pb::unlock_state::Response {
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn get_states(
+        &self,
+        req: Request<pb::get_states::Request>,
+    ) -> Reply<pb::get_states::Response> {
+        Ok(Response::new(pb::get_states::Response {
+            state_id: vec![],
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn delete_state(
+        &self,
+        req: Request<pb::delete_state::Request>,
+    ) -> Reply<pb::delete_state::Response> {
+        Ok(Response::new(pb::delete_state::Response {
+            diagnostics: not_offered("state store", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn plan_action(
+        &self,
+        req: Request<pb::plan_action::Request>,
+    ) -> Reply<pb::plan_action::Response> {
+        Ok(Response::new(pb::plan_action::Response {
+            diagnostics: not_offered("action", &req.into_inner().action_type),
+            deferred: None,
+        }))
+    }
+
+    type InvokeActionStream = EventStream<pb::invoke_action::Event>;
+
+    async fn invoke_action(
+        &self,
+        req: Request<pb::invoke_action::Request>,
+    ) -> Reply<Self::InvokeActionStream> {
+        use pb::invoke_action::event;
+        let done = pb::invoke_action::Event {
+            r#type: Some(event::Type::Completed(event::Completed {
+                diagnostics: not_offered("action", &req.into_inner().action_type),
+            })),
+        };
+        Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
+            done,
+        )]))))
+    }
+
+    async fn validate_action_config(
+        &self,
+        req: Request<pb::validate_action_config::Request>,
+    ) -> Reply<pb::validate_action_config::Response> {
+        Ok(Response::new(pb::validate_action_config::Response {
+            diagnostics: not_offered("action", &req.into_inner().type_name),
+        }))
+    }
+
+    async fn stop_provider(
+        &self,
+        _: Request<pb::stop_provider::Request>,
+    ) -> Reply<pb::stop_provider::Response> {
+        let error = match guarded("StopProvider", self.provider.stop_provider()).await {
+            Ok(Ok(())) => String::new(),
+            Ok(Err(e)) => e,
+            Err(d) => d.detail,
+        };
+        Ok(Response::new(pb::stop_provider::Response { error }))
+    }
+}
