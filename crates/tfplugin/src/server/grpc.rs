@@ -874,3 +874,184 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         Ok(Response::new(pb::stop_provider::Response { error }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{Attribute, Block};
+    use crate::value::{Type, encode_msgpack};
+
+    /// A provider with one data source `t_echo` and one resource `t_thing`; reading the data
+    /// source with `boom = true` panics.
+    struct TestProvider;
+
+    fn thing() -> Schema {
+        Schema::new(
+            Block::new("thing")
+                .attribute(Attribute::required("name", Type::String).describe("n"))
+                .attribute(Attribute::computed("id", Type::String).describe("i")),
+        )
+    }
+
+    fn echo() -> Schema {
+        Schema::new(
+            Block::new("echo")
+                .attribute(Attribute::optional("boom", Type::Bool).describe("b"))
+                .attribute(Attribute::computed("out", Type::String).describe("o")),
+        )
+    }
+
+    #[async_trait::async_trait]
+    impl Provider for TestProvider {
+        fn schemas(&self) -> ProviderSchemas {
+            ProviderSchemas {
+                provider: Schema::new(Block::new("p")),
+                resources: [("t_thing".to_string(), thing())].into(),
+                data_sources: [("t_echo".to_string(), echo())].into(),
+                provider_meta: None,
+            }
+        }
+
+        async fn read_data_source(&self, r: p::ReadDataSourceRequest) -> p::ReadDataSourceResponse {
+            if r.config.get_attr("boom").and_then(Value::as_bool) == Some(true) {
+                panic!("kaboom");
+            }
+            p::ReadDataSourceResponse {
+                state: Value::object([("boom", Value::Null), ("out", Value::string("hi"))]),
+                diagnostics: Diagnostics::new(),
+            }
+        }
+
+        async fn plan_resource_change(&self, r: p::PlanResourceChangeRequest) -> p::PlanResourceChangeResponse {
+            let mut planned = r.proposed_new_state.clone();
+            crate::plan::unknown_computed(&mut planned, &r.config, &thing().block);
+            p::PlanResourceChangeResponse { planned_state: planned, ..Default::default() }
+        }
+    }
+
+    fn svc() -> ProviderService<TestProvider> {
+        ProviderService::new(Arc::new(TestProvider))
+    }
+
+    fn dv(v: &Value, ty: &Type) -> Option<pb::DynamicValue> {
+        Some(pb::DynamicValue { msgpack: encode_msgpack(v, ty).unwrap(), json: vec![] })
+    }
+
+    fn errors(ds: &[pb::Diagnostic]) -> Vec<String> {
+        ds.iter()
+            .filter(|d| d.severity == pb::diagnostic::Severity::Error as i32)
+            .map(|d| format!("{}: {}", d.summary, d.detail))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn malformed_config_is_a_diagnostic() {
+        let r = svc()
+            .read_data_source(Request::new(pb::read_data_source::Request {
+                type_name: "t_echo".into(),
+                config: Some(pb::DynamicValue { msgpack: vec![0x82, 0xa4, b'b'], json: vec![] }),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(r.state.is_none());
+        assert!(errors(&r.diagnostics)[0].starts_with("Malformed data source configuration"));
+    }
+
+    #[tokio::test]
+    async fn panics_become_diagnostics() {
+        let cfg = Value::object([("boom", Value::Bool(true)), ("out", Value::Null)]);
+        let r = svc()
+            .read_data_source(Request::new(pb::read_data_source::Request {
+                type_name: "t_echo".into(),
+                config: dv(&cfg, &echo().value_type()),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        let e = errors(&r.diagnostics);
+        assert!(e[0].contains("Provider internal error") && e[0].contains("kaboom"), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn unknown_type_names_are_diagnostics() {
+        let r = svc()
+            .validate_resource_config(Request::new(pb::validate_resource_config::Request {
+                type_name: "t_nope".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(errors(&r.diagnostics)[0].contains("no resource type named `t_nope`"));
+    }
+
+    #[tokio::test]
+    async fn unknown_config_plans_computed_as_unknown() {
+        let ty = thing().value_type();
+        let config = Value::object([("name", Value::unknown()), ("id", Value::Null)]);
+        let r = svc()
+            .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+                type_name: "t_thing".into(),
+                prior_state: dv(&Value::Null, &ty),
+                proposed_new_state: dv(&config, &ty),
+                config: dv(&config, &ty),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(r.diagnostics.is_empty());
+        let planned = crate::value::decode_msgpack(&r.planned_state.unwrap().msgpack, &ty).unwrap();
+        assert!(!planned.get_attr("name").unwrap().is_known());
+        assert!(!planned.get_attr("id").unwrap().is_known());
+    }
+
+    #[tokio::test]
+    async fn apply_without_implementation_keeps_prior_state() {
+        let ty = thing().value_type();
+        let prior = Value::object([("name", Value::string("a")), ("id", Value::string("1"))]);
+        let r = svc()
+            .apply_resource_change(Request::new(pb::apply_resource_change::Request {
+                type_name: "t_thing".into(),
+                prior_state: dv(&prior, &ty),
+                planned_state: dv(&Value::Null, &ty),
+                config: dv(&Value::Null, &ty),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(errors(&r.diagnostics)[0].contains("Apply is not supported"));
+        let state = crate::value::decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap();
+        assert_eq!(state, prior);
+    }
+
+    #[tokio::test]
+    async fn rpcs_without_features_answer_with_diagnostics() {
+        let s = svc();
+        let e = s.open_ephemeral_resource(Request::new(Default::default())).await.unwrap().into_inner();
+        assert_eq!(errors(&e.diagnostics).len(), 1);
+        let e = s.validate_state_store_config(Request::new(Default::default())).await.unwrap().into_inner();
+        assert_eq!(errors(&e.diagnostics).len(), 1);
+        let e = s.plan_action(Request::new(Default::default())).await.unwrap().into_inner();
+        assert_eq!(errors(&e.diagnostics).len(), 1);
+        let e = s.call_function(Request::new(Default::default())).await.unwrap().into_inner();
+        assert!(e.error.is_some());
+        let e = s.import_resource_state(Request::new(pb::import_resource_state::Request {
+            type_name: "t_thing".into(),
+            id: "x".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+        assert!(errors(&e.diagnostics)[0].contains("Import is not supported"));
+        let m = s.get_metadata(Request::new(Default::default())).await.unwrap().into_inner();
+        assert_eq!(m.resources[0].type_name, "t_thing");
+        let schema = s.get_provider_schema(Request::new(Default::default())).await.unwrap().into_inner();
+        assert!(schema.data_source_schemas.contains_key("t_echo"));
+    }
+}
