@@ -242,6 +242,7 @@ pub fn run<'a>(
         .prefer
         .as_ref()
         .map(|p| rank::apply_preference(&mut items, p, query.min_saving_percent));
+    rank::dedupe_on_demand_zones(&mut items);
     let matched = items.len();
     let empty = items
         .is_empty()

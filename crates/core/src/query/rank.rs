@@ -24,6 +24,22 @@ pub(super) fn sort(items: &mut [PricedOffer<'_>]) {
     items.sort_by(ranking_order);
 }
 
+/// Keeps one on-demand item per (cloud, region, instance type): on-demand prices are
+/// regional, and catalog rows that are split per zone (for their zonal spot prices) would
+/// otherwise list the same on-demand capacity once per zone. The first item of each key
+/// (the best ranked, or the preferred one) stays. Spot items are per zone and all stay.
+pub(super) fn dedupe_on_demand_zones(items: &mut Vec<PricedOffer<'_>>) {
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|i| {
+        i.spot
+            || seen.insert((
+                i.offer.cloud,
+                i.offer.region.clone(),
+                i.offer.instance_type.clone(),
+            ))
+    });
+}
+
 /// What a query's `prefer` did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hysteresis {

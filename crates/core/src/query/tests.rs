@@ -166,9 +166,17 @@ fn types<'a>(r: &'a QueryResult<'_>) -> Vec<(&'a str, bool)> {
 fn either_gives_two_items_per_offer_with_both_prices() {
     let c = small();
     let r = run_ok(&c, &gpus(&["H100"]));
-    // 5 H100 offers, 4 with both prices
-    assert_eq!(r.items.len(), 9);
-    assert_eq!(r.matched, 9);
+    // 5 H100 offers, 4 with both prices: 9 items, less one on-demand duplicate (two
+    // p5.48xlarge rows in us-east-1, one zonal: on-demand is regional, so one stays)
+    assert_eq!(r.items.len(), 8);
+    assert_eq!(r.matched, 8);
+    let p5_on_demand: Vec<f64> = r
+        .items
+        .iter()
+        .filter(|i| !i.spot && i.offer.instance_type == "p5.48xlarge")
+        .map(|i| i.price_per_hour)
+        .collect();
+    assert_eq!(p5_on_demand, vec![55.04]);
     let spot = run_ok(
         &c,
         &OfferQuery {
@@ -185,7 +193,7 @@ fn either_gives_two_items_per_offer_with_both_prices() {
             ..gpus(&["H100"])
         },
     );
-    assert_eq!(od.items.len(), 5);
+    assert_eq!(od.items.len(), 4); // 5 rows, the two us-east-1 p5 rows count once
     assert!(od.items.iter().all(|i| !i.spot));
 }
 
@@ -415,7 +423,7 @@ fn ranking_ties_break_by_price_then_location_then_on_demand_first() {
             "aws/a w (on-demand)", // 0.5 per GPU
             "aws/b x (on-demand)", // 1.0/GPU, 1.0/h, zone none first
             "aws/b y (on-demand)",
-            "aws/b/z2 x (on-demand)",
+            // "aws/b/z2 x (on-demand)" is the same regional on-demand offer as "aws/b x"
             "gcp/b x (on-demand)", // on-demand before spot
             "gcp/b x (spot)",
             "aws/a x (on-demand)", // 1.0/GPU but 2.0/h
@@ -700,6 +708,9 @@ fn run_agrees_with_plain_loops() {
         let mut best = f64::INFINITY;
         let mut n = 0;
         let mut all_prices: Vec<f64> = Vec::new();
+        // on-demand is regional: one per (cloud, region, type), whatever the zone rows
+        let mut on_demand: std::collections::BTreeMap<(String, String, String), f64> =
+            Default::default();
         for r in &rows {
             if r.4 != gpu_name || (!cloud.is_empty() && r.0 != cloud) || !r.1.starts_with(region) {
                 continue;
@@ -709,8 +720,12 @@ fn run_agrees_with_plain_loops() {
                 continue;
             }
             let mut prices = Vec::new();
-            if cap != "spot" {
-                prices.extend(r.6);
+            if cap != "spot"
+                && let Some(p) = r.6
+            {
+                let key = (r.0.clone(), r.1.clone(), r.3.clone());
+                let slot = on_demand.entry(key).or_insert(f64::INFINITY);
+                *slot = slot.min(p / c);
             }
             if cap != "od" {
                 prices.extend(r.7);
@@ -722,6 +737,11 @@ fn run_agrees_with_plain_loops() {
                     best = p / c;
                 }
             }
+        }
+        for &per_gpu in on_demand.values() {
+            n += 1;
+            all_prices.push(per_gpu);
+            best = best.min(per_gpu);
         }
         let query = OfferQuery {
             gpu_count: (count > 0.0).then_some(GpuCount::Exact(count)),

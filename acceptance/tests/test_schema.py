@@ -1,0 +1,138 @@
+"""`terraform providers schema -json`: the provider's schema as Terraform sees it."""
+
+from conftest import PROVIDER_ADDR
+
+import pytest
+
+
+@pytest.fixture
+def schema(terraform):
+    wd = terraform.workdir(files={"main.tf": 'provider "gpu" {}\n'})
+    doc = wd.schema_json()
+    assert PROVIDER_ADDR in doc["provider_schemas"], doc["provider_schemas"].keys()
+    return doc["provider_schemas"][PROVIDER_ADDR]
+
+
+def attr(block, name):
+    assert name in block.get("attributes", {}), f"no attribute {name}: {sorted(block.get('attributes', {}))}"
+    return block["attributes"][name]
+
+
+def assert_optional(a, type_):
+    assert a.get("optional") is True, a
+    assert not a.get("required") and not a.get("computed"), a
+    assert a["type"] == type_, a
+
+
+def assert_at_most_one(bt):
+    assert (bt["nesting_mode"] == "single"
+            or (bt["nesting_mode"] == "list" and bt.get("max_items") == 1)), bt
+
+
+def test_provider_block(schema):
+    block = schema["provider"]["block"]
+    assert sorted(block.get("block_types", {})) == ["aws", "azure", "gcp"]
+    assert set(block.get("attributes", {})) == {"default_labels", "budget"}
+
+    aws = block["block_types"]["aws"]
+    assert_at_most_one(aws)
+    assert set(aws["block"]["attributes"]) == {"region", "profile", "endpoints"}
+    assert_optional(attr(aws["block"], "region"), "string")
+    assert_optional(attr(aws["block"], "profile"), "string")
+    assert_optional(attr(aws["block"], "endpoints"), ["map", "string"])
+
+    azure = schema["provider"]["block"]["block_types"]["azure"]["block"]
+    assert set(azure["attributes"]) == {"subscription_id", "tenant_id", "endpoint"}
+    for name in ("subscription_id", "tenant_id", "endpoint"):
+        assert_optional(attr(azure, name), "string")
+
+    gcp = schema["provider"]["block"]["block_types"]["gcp"]["block"]
+    assert set(gcp["attributes"]) == {"project", "endpoint"}
+    for name in ("project", "endpoint"):
+        assert_optional(attr(gcp, name), "string")
+
+    assert_optional(attr(block, "default_labels"), ["map", "string"])
+
+    budget = attr(block, "budget")
+    assert budget.get("optional") is True, budget
+    nested = budget.get("nested_type")
+    assert nested, f"budget must be a nested attribute, got {budget}"
+    assert nested["nesting_mode"] == "single", nested
+    assert set(nested["attributes"]) == {"max_monthly_usd"}
+    assert_optional(nested["attributes"]["max_monthly_usd"], "number")
+
+
+def test_gpu_models_data_source(schema):
+    ds = schema.get("data_source_schemas", {})
+    assert "gpu_models" in ds, sorted(ds)
+    block = ds["gpu_models"]["block"]
+    assert set(block["attributes"]) == {"min_memory_gib", "vendor", "names", "models"}
+    assert not block.get("block_types")
+    assert_optional(attr(block, "min_memory_gib"), "number")
+    assert_optional(attr(block, "vendor"), "string")
+    for name in ("names", "models"):
+        a = attr(block, name)
+        assert a.get("computed") is True and not a.get("optional") and not a.get("required"), a
+    assert attr(block, "names")["type"] == ["list", "string"]
+    assert attr(block, "models")["type"] == ["list", ["object", {
+        "name": "string",
+        "vendor": "string",
+        "memory_gib": "number",
+        "architecture": "string",
+        "aliases": ["list", "string"],
+    }]]
+
+
+def walk_block(block, where):
+    """Yield (path, kind, node) for every attribute, nested attribute and nested block."""
+    for name, a in block.get("attributes", {}).items():
+        yield f"{where}.{name}", "attribute", a
+        yield from walk_nested_type(a.get("nested_type"), f"{where}.{name}")
+    for name, bt in block.get("block_types", {}).items():
+        yield f"{where}.{name}", "block", bt["block"]
+        yield from walk_block(bt["block"], f"{where}.{name}")
+
+
+def walk_nested_type(nt, where):
+    if not nt:
+        return
+    for name, a in nt.get("attributes", {}).items():
+        yield f"{where}.{name}", "attribute", a
+        yield from walk_nested_type(a.get("nested_type"), f"{where}.{name}")
+
+
+def every_schema(schema):
+    yield "provider", schema["provider"]["block"]
+    for kind in ("resource_schemas", "data_source_schemas", "ephemeral_resource_schemas",
+                 "list_resource_schemas"):
+        for name, s in schema.get(kind, {}).items():
+            yield f"{kind}.{name}", s["block"]
+
+
+def test_every_attribute_has_a_description(schema):
+    missing = [path for top, block in every_schema(schema)
+               for path, kind, node in walk_block(block, top)
+               if kind == "attribute" and not (node.get("description") or "").strip()]
+    assert not missing, f"attributes without a description: {missing}"
+
+
+def test_every_block_has_a_description(schema):
+    """Data sources, resources and nested blocks too: the docs are generated from these."""
+    missing = [top for top, block in every_schema(schema)
+               if top != "provider" and not (block.get("description") or "").strip()]
+    missing += [path for top, block in every_schema(schema)
+                for path, kind, node in walk_block(block, top)
+                if kind == "block" and not (node.get("description") or "").strip()]
+    assert not missing, f"blocks without a description: {missing}"
+
+
+def test_functions_have_descriptions(schema):
+    """Provider functions (1.8+), if any, describe themselves and their parameters."""
+    missing = []
+    for name, fn in schema.get("functions", {}).items():
+        if not (fn.get("description") or fn.get("summary") or "").strip():
+            missing.append(name)
+        for p in fn.get("parameters", []) + ([fn["variadic_parameter"]] if fn.get("variadic_parameter") else []):
+            if not (p.get("description") or "").strip():
+                missing.append(f"{name}({p.get('name')})")
+    assert not missing, missing
