@@ -18,6 +18,13 @@ def test_quickstart(terraform):
     wd.run("validate")
     wd.run("plan", "-out=tfplan")
     outputs = wd.show_json("tfplan")["planned_values"]["outputs"]
-    names = outputs["gpus_with_80_gib_or_more"]["value"]
-    assert "H100" in names and "L4" not in names, names
-    assert all(v >= 80 for v in outputs["memory_gib"]["value"].values()), outputs
+    best = outputs["cheapest_h100_spot"]["value"]
+    assert best["where"].split()[0] in ("aws", "azure", "gcp"), best
+    assert best["usd_per_hour"] > 0 and abs(best["usd_per_hour"] / 8 - best["usd_per_gpu_hr"]) < 1e-9, best
+    assert best["price_source"], best
+    assert best["price_as_of"] is None or len(best["price_as_of"]) == 10, best
+    alternatives = outputs["on_demand_alternatives"]["value"]
+    assert len(alternatives) == 5 and all("/GPU-hour" in a for a in alternatives), alternatives
+    prices = [float(a.rsplit("$", 1)[1].split("/")[0]) for a in alternatives]
+    assert prices == sorted(prices), alternatives
+    assert prices[0] >= best["usd_per_gpu_hr"], (prices, best)  # spot is the cheaper here
