@@ -3,6 +3,7 @@
 
 mod csv;
 mod embedded;
+pub mod live;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;

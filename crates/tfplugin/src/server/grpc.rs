@@ -40,7 +40,7 @@ impl<P: Provider> Clone for ProviderService<P> {
 fn capabilities() -> pb::ServerCapabilities {
     pb::ServerCapabilities {
         plan_destroy: false,
-        get_provider_schema_optional: false,
+        get_provider_schema_optional: true,
         move_resource_state: true,
         generate_resource_config: false,
     }
@@ -922,10 +922,16 @@ mod tests {
             }
         }
 
-        async fn plan_resource_change(&self, r: p::PlanResourceChangeRequest) -> p::PlanResourceChangeResponse {
+        async fn plan_resource_change(
+            &self,
+            r: p::PlanResourceChangeRequest,
+        ) -> p::PlanResourceChangeResponse {
             let mut planned = r.proposed_new_state.clone();
             crate::plan::unknown_computed(&mut planned, &r.config, &thing().block);
-            p::PlanResourceChangeResponse { planned_state: planned, ..Default::default() }
+            p::PlanResourceChangeResponse {
+                planned_state: planned,
+                ..Default::default()
+            }
         }
     }
 
@@ -934,7 +940,10 @@ mod tests {
     }
 
     fn dv(v: &Value, ty: &Type) -> Option<pb::DynamicValue> {
-        Some(pb::DynamicValue { msgpack: encode_msgpack(v, ty).unwrap(), json: vec![] })
+        Some(pb::DynamicValue {
+            msgpack: encode_msgpack(v, ty).unwrap(),
+            json: vec![],
+        })
     }
 
     fn errors(ds: &[pb::Diagnostic]) -> Vec<String> {
@@ -949,7 +958,10 @@ mod tests {
         let r = svc()
             .read_data_source(Request::new(pb::read_data_source::Request {
                 type_name: "t_echo".into(),
-                config: Some(pb::DynamicValue { msgpack: vec![0x82, 0xa4, b'b'], json: vec![] }),
+                config: Some(pb::DynamicValue {
+                    msgpack: vec![0x82, 0xa4, b'b'],
+                    json: vec![],
+                }),
                 ..Default::default()
             }))
             .await
@@ -972,7 +984,10 @@ mod tests {
             .unwrap()
             .into_inner();
         let e = errors(&r.diagnostics);
-        assert!(e[0].contains("Provider internal error") && e[0].contains("kaboom"), "{e:?}");
+        assert!(
+            e[0].contains("Provider internal error") && e[0].contains("kaboom"),
+            "{e:?}"
+        );
     }
 
     #[tokio::test]
@@ -1032,26 +1047,51 @@ mod tests {
     #[tokio::test]
     async fn rpcs_without_features_answer_with_diagnostics() {
         let s = svc();
-        let e = s.open_ephemeral_resource(Request::new(Default::default())).await.unwrap().into_inner();
+        let e = s
+            .open_ephemeral_resource(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(errors(&e.diagnostics).len(), 1);
-        let e = s.validate_state_store_config(Request::new(Default::default())).await.unwrap().into_inner();
+        let e = s
+            .validate_state_store_config(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(errors(&e.diagnostics).len(), 1);
-        let e = s.plan_action(Request::new(Default::default())).await.unwrap().into_inner();
+        let e = s
+            .plan_action(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(errors(&e.diagnostics).len(), 1);
-        let e = s.call_function(Request::new(Default::default())).await.unwrap().into_inner();
+        let e = s
+            .call_function(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
         assert!(e.error.is_some());
-        let e = s.import_resource_state(Request::new(pb::import_resource_state::Request {
-            type_name: "t_thing".into(),
-            id: "x".into(),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+        let e = s
+            .import_resource_state(Request::new(pb::import_resource_state::Request {
+                type_name: "t_thing".into(),
+                id: "x".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
         assert!(errors(&e.diagnostics)[0].contains("Import is not supported"));
-        let m = s.get_metadata(Request::new(Default::default())).await.unwrap().into_inner();
+        let m = s
+            .get_metadata(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(m.resources[0].type_name, "t_thing");
-        let schema = s.get_provider_schema(Request::new(Default::default())).await.unwrap().into_inner();
+        let schema = s
+            .get_provider_schema(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
         assert!(schema.data_source_schemas.contains_key("t_echo"));
     }
 }

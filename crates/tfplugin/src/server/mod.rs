@@ -157,7 +157,14 @@ pub async fn serve_debug<P: Provider>(
     on_ready(&session);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let routes = services(Arc::new(provider), shutdown_tx).await;
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let incoming = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        |conn| {
+            conn.inspect(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            })
+        },
+    );
     run(routes, incoming, shutdown_rx).await
 }
 
@@ -209,6 +216,11 @@ fn tls_incoming(
                     continue;
                 }
             };
+            // Small request/response messages: without NODELAY, Nagle and delayed ACKs
+            // add ~40 ms to every other RPC.
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("set_nodelay: {e}");
+            }
             let acceptor = acceptor.clone();
             let tx = tx.clone();
             tokio::spawn(async move {

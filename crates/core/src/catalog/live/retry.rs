@@ -1,0 +1,93 @@
+//! When and how long to wait before retrying an HTTP request: exponential backoff with
+//! jitter, or the server's `Retry-After`, both capped.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use super::time::{parse_http_date, unix_now};
+
+/// Whether a response status is worth retrying (429 and 5xx).
+pub fn retryable_status(status: u16) -> bool {
+    status == 429 || (500..=599).contains(&status)
+}
+
+/// The wait a `Retry-After` header asks for: delta-seconds or an HTTP date.
+pub fn retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = parse_http_date(value)?;
+    Some(Duration::from_secs(at.saturating_sub(unix_now())))
+}
+
+/// Backoff policy: `initial × 2^retry`, times a random factor in [0.5, 1), at most `max`.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// First delay.
+    pub initial: Duration,
+    /// Upper bound of any delay, `Retry-After` included.
+    pub max: Duration,
+}
+
+impl Backoff {
+    /// The delay before retry number `retry` (0-based), or the server's wish if it gave one.
+    pub fn delay(&self, retry: u32, server_wish: Option<Duration>) -> Duration {
+        if let Some(wish) = server_wish {
+            return wish.min(self.max);
+        }
+        let exp = self
+            .initial
+            .saturating_mul(2u32.saturating_pow(retry.min(20)));
+        let capped = exp.min(self.max);
+        capped.mul_f64(0.5 + 0.5 * jitter())
+    }
+}
+
+/// A pseudo-random number in [0, 1) from the std hasher's random keys.
+fn jitter() -> f64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(unix_now());
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses() {
+        assert!(retryable_status(429));
+        assert!(retryable_status(503));
+        assert!(!retryable_status(404));
+        assert!(!retryable_status(200));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(retry_after(" 3 "), Some(Duration::from_secs(3)));
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after("soon"), None);
+    }
+
+    #[test]
+    fn backoff_grows_and_caps() {
+        let b = Backoff {
+            initial: Duration::from_millis(100),
+            max: Duration::from_secs(1),
+        };
+        for retry in 0..8 {
+            let d = b.delay(retry, None);
+            let full = Duration::from_millis(100 * 2u64.pow(retry)).min(b.max);
+            assert!(d >= full / 2 && d <= full, "{retry}: {d:?}");
+        }
+        assert_eq!(
+            b.delay(0, Some(Duration::from_secs(9))),
+            Duration::from_secs(1)
+        );
+    }
+}
