@@ -21,7 +21,7 @@ help:
 	@echo "make test    fmt check, clippy, unit tests, then the acceptance suite (real Terraform)"
 	@echo "make build   cargo build of the provider (debug)"
 	@echo "make venv    Python venv with Terraform 1.15 and 1.0.3 for the acceptance suite"
-	@echo "make bench   start-up latency, memory and plan-time figures"
+	@echo "make bench   start-up latency, memory, plan-time and offer-query figures (vs gpuhunt)"
 	@echo "make docs    regenerate docs/ from the provider schema"
 	@echo "make fmt | lint | clean"
 
@@ -57,8 +57,13 @@ acceptance: build venv
 
 test: unit acceptance
 
+# Start-up/plan figures, then offer-query figures against gpuhunt (installed here only).
+# BENCH_RELEASE=1 also builds the release provider, which bench_offers.py then times.
 bench: build venv
 	$(PY) acceptance/bench.py
+	$(PY) -m pip install -q --disable-pip-version-check -r acceptance/bench-requirements.txt
+	@if [ -n "$(BENCH_RELEASE)" ]; then $(CARGO) build --release -p terraform-provider-gpu; fi
+	CARGO="$(CARGO)" $(PY) acceptance/bench_offers.py
 
 docs: build
 	$(PROVIDER_BIN) docs --dir $(CURDIR)

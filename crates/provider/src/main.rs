@@ -5,6 +5,7 @@ mod cli;
 mod config;
 mod data_sources;
 mod docs;
+mod live;
 mod logging;
 mod offers_cli;
 mod provider;

@@ -36,6 +36,10 @@ pub struct OffersArgs {
     /// Maximum USD per GPU-hour.
     #[arg(long)]
     max_price_per_gpu_hour: Option<f64>,
+    /// Refresh prices from the clouds' price APIs first (cached for 6 h; see `live` in the
+    /// data source docs). Failing sources fall back to the embedded snapshot with a warning.
+    #[arg(long)]
+    live: bool,
     /// How many rows to show.
     #[arg(long, default_value_t = 10)]
     limit: usize,
@@ -77,8 +81,61 @@ fn build(args: &OffersArgs) -> Result<OfferQuery, String> {
     Ok(q)
 }
 
-/// Runs the command against `catalog`.
+/// Refreshes live prices for `query`, drawing a progress bar on stderr.
+fn live_catalog(query: &OfferQuery) -> Result<std::sync::Arc<Catalog>, String> {
+    use gpu_core::catalog::live::ProgressEvent;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] live prices: {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let progress = |event: ProgressEvent| match event {
+        ProgressEvent::SourceStarted { source, scopes } => {
+            bar.set_message(format!("{source}: starting ({scopes} scope(s))"))
+        }
+        ProgressEvent::CacheHit { source, scope } => {
+            bar.set_message(format!("{source} {scope}: cached"))
+        }
+        ProgressEvent::PageFetched {
+            source,
+            scope,
+            page,
+            of,
+        } => bar.set_message(format!(
+            "{source} {scope}: page {page}{}",
+            of.map(|n| format!(" of {n}")).unwrap_or_default()
+        )),
+        ProgressEvent::SourceFinished {
+            source,
+            rows_updated,
+        } => bar.println(format!("{source}: {rows_updated} offers updated")),
+    };
+    let refreshed = runtime.block_on(crate::live::LiveCache::default().get(None, query, &progress));
+    bar.finish_and_clear();
+    for w in &refreshed.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(refreshed.catalog)
+}
+
+/// Runs the command against `catalog` (or, with `--live`, a refreshed copy of it).
 pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
+    let live = match build(args) {
+        Ok(q) if args.live => match live_catalog(&q) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
+    let catalog = live.as_deref().unwrap_or(catalog);
     let result = build(args).and_then(|q| query::run(catalog, &q).map_err(|e| e.to_string()));
     let result = match result {
         Ok(r) => r,

@@ -14,11 +14,11 @@ use tfplugin::{Diagnostic, Diagnostics, Provider, Value};
 #[derive(Debug, Default)]
 pub struct GpuProvider {
     config: RwLock<Option<ProviderConfig>>,
+    live: crate::live::LiveCache,
 }
 
 impl GpuProvider {
     /// The configuration given by `ConfigureProvider`, if it ran.
-    #[allow(dead_code)] // read by resources as they arrive
     pub fn configured(&self) -> Option<ProviderConfig> {
         self.config.read().ok().and_then(|c| c.clone())
     }
@@ -71,10 +71,35 @@ impl Provider for GpuProvider {
     }
 
     async fn read_data_source(&self, request: ReadDataSourceRequest) -> ReadDataSourceResponse {
-        data_sources::read(
-            &request.type_name,
+        let embedded = gpu_core::catalog::Catalog::embedded();
+        let wants_live = request.config.get_attr("live").and_then(Value::as_bool) == Some(true);
+        if !(wants_live && data_sources::is_offer_query(&request.type_name)) {
+            return data_sources::read(&request.type_name, &request.config, embedded);
+        }
+        let query = match data_sources::offer_query::build(
             &request.config,
-            gpu_core::catalog::Catalog::embedded(),
-        )
+            gpu_core::query::Capacity::Either,
+        ) {
+            Ok(q) => q,
+            Err(diagnostics) => {
+                return ReadDataSourceResponse {
+                    state: Value::Null,
+                    diagnostics,
+                };
+            }
+        };
+        let refreshed = self
+            .live
+            .get(self.configured().as_ref(), &query, &|_| {})
+            .await;
+        let mut response =
+            data_sources::read(&request.type_name, &request.config, &refreshed.catalog);
+        for warning in refreshed.warnings {
+            response.diagnostics.push(Diagnostic::warning(
+                "Some live prices are unavailable",
+                warning,
+            ));
+        }
+        response
     }
 }

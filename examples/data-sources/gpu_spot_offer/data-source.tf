@@ -12,7 +12,12 @@ data "gpu_spot_offer" "sticky" {
   gpu                = "A100-80GB"
   min_gpu_count      = 1
   capacity           = "either"
-  prefer             = { cloud = "gcp", region = "us-central1", instance_type = "a2-ultragpu-1g", spot = true }
+  prefer {
+    cloud         = "gcp"
+    region        = "us-central1"
+    instance_type = "a2-ultragpu-1g"
+    spot          = true
+  }
   min_saving_percent = 15
 }
 

@@ -19,6 +19,11 @@ pub fn schemas() -> BTreeMap<String, Schema> {
     ])
 }
 
+/// Whether `type_name` answers from the offer catalog (and so can use live prices).
+pub fn is_offer_query(type_name: &str) -> bool {
+    type_name == spot_offer::TYPE_NAME || type_name == offers::TYPE_NAME
+}
+
 /// Static checks of a data block.
 pub fn validate(type_name: &str, config: &Value) -> Diagnostics {
     match type_name {

@@ -8,7 +8,7 @@ use gpu_core::query::{
     Capacity, EmptyResult, Filter, GpuCount, OfferQuery, PricedOffer, QueryError,
 };
 use serde::Serialize;
-use tfplugin::schema::{Attribute, Nesting, Presence};
+use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Type, Value};
 
 /// Valid `capacity` values.
@@ -30,21 +30,23 @@ pub fn filter_attributes() -> Vec<Attribute> {
         Attribute::optional("min_vcpus", Type::Number).describe("At least this many vCPUs per instance."),
         Attribute::optional("min_memory_gib", Type::Number).describe("At least this much instance memory, in GiB."),
         Attribute::optional("exclude_instance_types", Type::list(Type::String)).describe("Instance type globs to leave out, e.g. `[\"g4dn.*\"]`."),
-        Attribute::nested(
-            "prefer",
-            Nesting::Single,
-            vec![
-                Attribute::required("cloud", Type::String).describe("Cloud of the current choice."),
-                Attribute::required("region", Type::String).describe("Region of the current choice."),
-                Attribute::optional("zone", Type::String).describe("Zone of the current choice, if it has one."),
-                Attribute::required("instance_type", Type::String).describe("Instance type of the current choice."),
-                Attribute::required("spot", Type::Bool).describe("Whether the current choice is spot capacity."),
-            ],
-            Presence::Optional,
-        )
-        .describe("The current choice (hysteresis): it stays first unless another offer is cheaper per GPU-hour by at least `min_saving_percent`, so pools fed by this data source do not flap between clouds on small price moves."),
+        Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs before answering: Azure Retail Prices (public), Google Cloud Billing Catalog (API key in `GOOGLE_CLOUD_BILLING_API_KEY`), AWS bulk price list (public; one large file per region, so set `regions`) and AWS spot price history (the usual AWS credentials). Answers are cached on disk for 6 hours. A source that fails or is skipped leaves the embedded snapshot's prices, with a warning. Default false: offline, embedded snapshot only."),
         Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0."),
     ]
+}
+
+/// The filter blocks: `prefer` (a block, not a nested attribute: Terraform 1.0 crashes on
+/// null nested attributes in data source state).
+pub fn filter_blocks() -> Vec<NestedBlock> {
+    vec![NestedBlock::single(
+        "prefer",
+        Block::new("The current choice (hysteresis): it stays first unless another offer is cheaper per GPU-hour by at least `min_saving_percent`, so pools fed by this data source do not flap between clouds on small price moves.")
+            .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the current choice."))
+            .attribute(Attribute::required("region", Type::String).describe("Region of the current choice."))
+            .attribute(Attribute::optional("zone", Type::String).describe("Zone of the current choice, if it has one."))
+            .attribute(Attribute::required("instance_type", Type::String).describe("Instance type of the current choice."))
+            .attribute(Attribute::required("spot", Type::Bool).describe("Whether the current choice is spot capacity.")),
+    )]
 }
 
 /// The attributes of one offer, as returned by both data sources.

@@ -22,6 +22,9 @@ pub fn schema() -> Schema {
     for a in offer_query::filter_attributes() {
         block = block.attribute(a);
     }
+    for b in offer_query::filter_blocks() {
+        block = block.block(b);
+    }
     block = block
         .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10)."))
         .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of` (the same fields as `gpu_spot_offer`)."))

@@ -10,16 +10,31 @@ use tfplugin::{Diagnostics, Schema, Type, Value};
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_spot_offer";
 
+/// Attributes that are both a filter and a result.
+const BOTH_WAYS: [&str; 2] = ["gpu", "gpu_count"];
+
 /// The schema of `gpu_spot_offer`.
 pub fn schema() -> Schema {
     let mut block = Block::new(
         "The cheapest GPU offer, per GPU-hour, across clouds and regions, from the embedded price catalog (offline, no credentials). Spot capacity unless `capacity` says otherwise. Ties are broken by price per hour, then cloud, region, zone and instance type, so the same inputs always give the same answer.",
     );
+    // `gpu` and `gpu_count` are both filters and results: optional and computed, set by
+    // the user or filled in from the chosen offer.
     for a in offer_query::filter_attributes() {
-        block = block.attribute(a);
+        if !BOTH_WAYS.contains(&a.name.as_str()) {
+            block = block.attribute(a);
+        }
+    }
+    for b in offer_query::filter_blocks() {
+        block = block.block(b);
     }
     for (name, ty, description) in offer_query::offer_attributes() {
-        block = block.attribute(Attribute::computed(name, ty).describe(description));
+        let attribute = match name {
+            "gpu" => Attribute::optional_computed(name, ty).describe("GPU model to look for, e.g. `H100`, `A100-80GB`, `L4` (case-insensitive; cloud aliases such as `nvidia-h100-80gb` work too; see `gpu_models`). When unset (or with `gpus`), the chosen offer's canonical model name."),
+            "gpu_count" => Attribute::optional_computed(name, ty).describe("Exactly this many GPUs per instance (conflicts with `min_gpu_count`). When unset, the chosen offer's GPU count (fractional for partial-GPU sizes)."),
+            _ => Attribute::computed(name, ty).describe(description),
+        };
+        block = block.attribute(attribute);
     }
     block = block.attribute(
         Attribute::computed("catalog", Type::String)
@@ -57,7 +72,13 @@ pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
     let record = OfferRecord::of(best).to_value();
     let mut state = config.clone();
     if let (Value::Object(attrs), Value::Object(fields)) = (&mut state, record) {
-        attrs.extend(fields);
+        for (name, value) in fields {
+            let set_by_user = BOTH_WAYS.contains(&name.as_str())
+                && attrs.get(&name).is_some_and(|v| !v.is_null());
+            if !set_by_user {
+                attrs.insert(name, value);
+            }
+        }
         attrs.insert(
             "catalog".into(),
             Value::string(catalog.origin().label.clone()),

@@ -1,0 +1,133 @@
+"""An independent reference for the offer query of `gpu_spot_offer`, `gpu_offers` and the
+`offers` CLI: plain iteration over `crates/core/data/offers.csv` with the csv module, no
+code shared with the Rust side. It follows the documented semantics (ARCHITECTURE.md,
+docs/data-sources/*.md, crates/core/data/SOURCE.md):
+
+- an item is (row, spot?) with a price for that capacity and a known GPU count > 0;
+  price_per_gpu_hour = price / gpu_count;
+- filters: GPU model (canonical names only: no alias resolution here), exact GPU count
+  (within 1e-9) or a minimum, clouds, region globs (case-insensitive, `*` crosses any
+  character), capacity (`spot`, `on_demand`, `either`), max price per GPU-hour (inclusive);
+- on-demand prices are regional: one on-demand item per (cloud, region, instance_type),
+  the best ranked; spot items are per zone and all stay;
+- ranking: price per GPU-hour, then price per hour, then cloud (in the provider's cloud
+  order: aws, azure, gcp, cudo, nebius, hyperbolic), region, zone (none first), instance
+  type, on-demand before spot.
+
+The memory-per-GPU filter is not reproduced (it mixes reported and nominal VRAM); tests
+that compare against this module do not use it.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OFFERS_CSV = REPO / "crates" / "core" / "data" / "offers.csv"
+
+# The clouds in the order the ranking breaks ties by (gpu_core::offer::Cloud's order).
+CLOUD_ORDER = ["aws", "azure", "gcp", "cudo", "nebius", "hyperbolic"]
+COUNT_EPSILON = 1e-9
+
+# The fields of one offer, as the data sources and the CLI's JSON name them.
+OFFER_FIELDS = ["cloud", "region", "zone", "instance_type", "gpu", "gpu_count",
+                "gpu_memory_gib", "vcpus", "memory_gib", "spot", "price_per_hour",
+                "price_per_gpu_hour", "source", "as_of"]
+
+
+def _num(text: str) -> float | None:
+    return float(text) if text != "" else None
+
+
+def load_rows(path: Path = OFFERS_CSV) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@dataclass
+class Query:
+    gpus: list[str] = field(default_factory=list)
+    gpu_count: float | None = None
+    min_gpu_count: float | None = None
+    clouds: list[str] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)
+    capacity: str = "either"            # spot | on_demand | either
+    max_price_per_gpu_hour: float | None = None
+
+
+def _region_ok(region: str, globs: list[str]) -> bool:
+    if not globs:
+        return True
+    return any(fnmatch.fnmatchcase(region.lower(), g.lower()) for g in globs)
+
+
+def _count_ok(count: float | None, q: Query) -> bool:
+    if count is None:
+        return False
+    if q.gpu_count is not None:
+        return abs(count - q.gpu_count) < COUNT_EPSILON
+    if q.min_gpu_count is not None:
+        return count >= q.min_gpu_count - COUNT_EPSILON
+    return count > 0
+
+
+def rank_key(item: dict):
+    zone = item["zone"]
+    return (item["price_per_gpu_hour"], item["price_per_hour"],
+            CLOUD_ORDER.index(item["cloud"]), item["region"],
+            (zone is not None, zone or ""), item["instance_type"], item["spot"])
+
+
+def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
+    """Every matching item, ranked, as dicts with OFFER_FIELDS."""
+    rows = load_rows() if rows is None else rows
+    items = []
+    for r in rows:
+        if q.gpus and r["gpu_model"] not in q.gpus:
+            continue
+        count = _num(r["gpu_count"])
+        if not _count_ok(count, q) or count <= 0:
+            continue
+        if q.clouds and r["cloud"] not in q.clouds:
+            continue
+        if not _region_ok(r["region"], q.regions):
+            continue
+        for spot, column in ((False, "on_demand_usd_per_hour"), (True, "spot_usd_per_hour")):
+            if q.capacity == "spot" and not spot or q.capacity == "on_demand" and spot:
+                continue
+            price = _num(r[column])
+            if price is None:
+                continue
+            per_gpu = price / count
+            if q.max_price_per_gpu_hour is not None and per_gpu > q.max_price_per_gpu_hour:
+                continue
+            items.append({
+                "cloud": r["cloud"],
+                "region": r["region"],
+                "zone": r["zone"] or None,
+                "instance_type": r["instance_type"],
+                "gpu": r["gpu_model"],
+                "gpu_count": count,
+                "gpu_memory_gib": _num(r["gpu_memory_gib"]),
+                "vcpus": _num(r["vcpus"]),
+                "memory_gib": _num(r["memory_gib"]),
+                "spot": spot,
+                "price_per_hour": price,
+                "price_per_gpu_hour": per_gpu,
+                "source": r["source"],
+                "as_of": r["as_of"] or None,
+            })
+    items.sort(key=rank_key)
+    seen = set()
+    out = []
+    for it in items:
+        if not it["spot"]:
+            key = (it["cloud"], it["region"], it["instance_type"])
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(it)
+    return out

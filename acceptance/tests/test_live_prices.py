@@ -1,0 +1,123 @@
+"""`live = true` on the offer data sources: prices come from the clouds' price APIs (here a
+local server shaped like the Azure Retail Prices API), are cached on disk, and a dead
+source falls back to the embedded snapshot with a warning."""
+
+import datetime
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+ON_DEMAND = 2.5
+SPOT = 0.9
+
+
+def item(price, meter, sku="NC24ads A100 v4"):
+    return {
+        "currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": price, "unitPrice": price,
+        "armRegionName": "eastus", "location": "US East",
+        "effectiveStartDate": "2026-11-01T00:00:00Z", "meterId": f"m-{meter}",
+        "meterName": meter, "productId": "DZH318Z08M22", "skuId": f"DZH318Z08M22/{meter}",
+        "availabilityId": None, "productName": "Virtual Machines NCadsA100v4 Series",
+        "skuName": sku if "Spot" not in meter else f"{sku} Spot", "serviceName": "Virtual Machines",
+        "serviceId": "DZH313Z7MMC8", "serviceFamily": "Compute", "unitOfMeasure": "1 Hour",
+        "type": "Consumption", "isPrimaryMeterRegion": True,
+        "armSkuName": "Standard_NC24ads_A100_v4",
+    }
+
+
+class FakeAzurePrices:
+    """Answers /api/retail/prices with one page; everything else 404. Counts requests."""
+
+    def __init__(self):
+        self.requests = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.requests.append(self.path)
+                if self.path.startswith("/api/retail/prices"):
+                    body = json.dumps({
+                        "BillingCurrency": "USD", "CustomerEntityId": "Default",
+                        "CustomerEntityType": "Retail",
+                        "Items": [item(ON_DEMAND, "NC24ads A100 v4"),
+                                  item(SPOT, "NC24ads A100 v4 Spot")],
+                        "NextPageLink": None, "Count": 2,
+                    }).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                else:
+                    body = b'{"error": "not here"}'
+                    self.send_response(404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+CONFIG = '''
+data "gpu_spot_offer" "a100" {
+  live      = true
+  gpu       = "A100-80GB"
+  gpu_count = 1
+  clouds    = ["azure"]
+  regions   = ["eastus"]
+  capacity  = "%s"
+}
+'''
+
+
+def live_env(terraform, tmp_path, url):
+    dead = "http://127.0.0.1:9"  # nothing listens there: connection refused
+    return dict(terraform.env,
+                GPU_PRICES_AZURE_ENDPOINT=url, GPU_PRICES_GCP_ENDPOINT=dead,
+                GPU_PRICES_AWS_ENDPOINT=dead, GPU_PRICES_AWS_EC2_ENDPOINT=dead,
+                GPU_PRICES_CACHE_DIR=str(tmp_path / "price-cache"),
+                AWS_EC2_METADATA_DISABLED="true")
+
+
+@pytest.mark.parametrize("capacity,price", [("on_demand", ON_DEMAND), ("spot", SPOT)])
+def test_live_price_replaces_snapshot_and_is_cached(terraform, tmp_path, capacity, price):
+    fake = FakeAzurePrices()
+    try:
+        wd = terraform.workdir(files={"main.tf": CONFIG % capacity})
+        wd.tf.env = live_env(terraform, tmp_path, fake.url)
+        wd.run("apply")
+        got = wd.resource("data.gpu_spot_offer.a100")
+        assert got["instance_type"] == "Standard_NC24ads_A100_v4", got
+        assert got["price_per_hour"] == pytest.approx(price), got
+        assert "azure-retail-prices" in got["source"] and "live" in got["source"], got
+        assert got["as_of"] == datetime.date.today().isoformat(), got
+        assert "live prices" in got["catalog"], got
+        served = len(fake.requests)
+        assert served >= 1 and all(p.startswith("/api/retail/prices") for p in fake.requests)
+    finally:
+        fake.stop()
+    # Within the TTL the disk cache answers: same price, with the server gone.
+    wd.run("apply")
+    again = wd.resource("data.gpu_spot_offer.a100")
+    assert again["price_per_hour"] == pytest.approx(price), again
+    assert len(fake.requests) == served
+
+
+def test_dead_source_falls_back_with_warning(terraform, tmp_path):
+    wd = terraform.workdir(files={"main.tf": CONFIG % "on_demand"})
+    wd.tf.env = live_env(terraform, tmp_path, "http://127.0.0.1:9")
+    res = wd.run("apply")
+    assert "Some live prices are unavailable" in res.output, res
+    got = wd.resource("data.gpu_spot_offer.a100")
+    assert got["instance_type"] == "Standard_NC24ads_A100_v4"
+    assert got["price_per_hour"] != pytest.approx(ON_DEMAND), got  # the snapshot's price
+    assert "live" not in got["source"], got
+    assert got["catalog"].startswith("embedded snapshot"), got

@@ -1,0 +1,156 @@
+//! Live prices for the offer data sources and the `offers --live` command: builds the core
+//! `LiveConfig` from the provider configuration and environment, and keeps refreshed
+//! catalogs for the life of the process so many data blocks cost one refresh.
+
+use crate::config::ProviderConfig;
+use gpu_core::catalog::Catalog;
+use gpu_core::catalog::live::{self, LiveConfig, Progress};
+use gpu_core::offer::Cloud;
+use gpu_core::query::OfferQuery;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// Environment variables that override the price API base URLs (mirrors, tests).
+pub const ENDPOINT_ENV: [(&str, &str); 4] = [
+    ("azure", "GPU_PRICES_AZURE_ENDPOINT"),
+    ("gcp", "GPU_PRICES_GCP_ENDPOINT"),
+    ("aws", "GPU_PRICES_AWS_ENDPOINT"),
+    ("aws_ec2", "GPU_PRICES_AWS_EC2_ENDPOINT"),
+];
+
+/// Environment variable naming the price cache directory.
+pub const CACHE_DIR_ENV: &str = "GPU_PRICES_CACHE_DIR";
+
+/// The clouds a query refreshes: those it asks for that have live sources.
+pub fn clouds_of(query: &OfferQuery) -> Vec<Cloud> {
+    let with_sources = [Cloud::Aws, Cloud::Azure, Cloud::Gcp];
+    with_sources
+        .into_iter()
+        .filter(|c| query.clouds.is_empty() || query.clouds.contains(c))
+        .collect()
+}
+
+/// The catalog regions a query can match (all, when it has no region filter).
+fn regions_of(query: &OfferQuery, base: &Catalog, clouds: &[Cloud]) -> Vec<String> {
+    if query.regions.is_empty() {
+        return Vec::new();
+    }
+    let patterns: Vec<glob::Pattern> = query
+        .regions
+        .iter()
+        .filter_map(|r| glob::Pattern::new(&r.to_ascii_lowercase()).ok())
+        .collect();
+    let regions: BTreeSet<String> = base
+        .offers()
+        .iter()
+        .filter(|o| clouds.contains(&o.cloud))
+        .filter(|o| {
+            patterns
+                .iter()
+                .any(|p| p.matches(&o.region.to_ascii_lowercase()))
+        })
+        .map(|o| o.region.clone())
+        .collect();
+    regions.into_iter().collect()
+}
+
+/// The live-source settings for `query`, from the provider block and the environment.
+pub fn config_for(
+    provider: Option<&ProviderConfig>,
+    query: &OfferQuery,
+    base: &Catalog,
+) -> LiveConfig {
+    let mut cfg = LiveConfig::new();
+    if let Ok(dir) = std::env::var(CACHE_DIR_ENV)
+        && !dir.is_empty()
+    {
+        cfg.cache_dir = dir.into();
+    }
+    for (cloud, var) in ENDPOINT_ENV {
+        if let Ok(url) = std::env::var(var)
+            && !url.is_empty()
+        {
+            match cloud {
+                "azure" => cfg.endpoints.azure = url,
+                "gcp" => cfg.endpoints.gcp = url,
+                "aws_ec2" => cfg.endpoints.aws_ec2 = Some(url),
+                _ => cfg.endpoints.aws_price_list = url,
+            }
+        }
+    }
+    if let Some(aws) = provider.and_then(|p| p.aws.as_ref()) {
+        cfg.aws_profile = aws.profile.clone();
+        if let Some(ec2) = aws.endpoints.as_ref().and_then(|e| e.get("ec2")) {
+            cfg.endpoints.aws_ec2 = Some(ec2.clone());
+        }
+    }
+    cfg.regions = regions_of(query, base, &clouds_of(query));
+    cfg
+}
+
+/// A refreshed catalog and the warnings of the refresh.
+#[derive(Debug, Clone)]
+pub struct Refreshed {
+    /// The catalog with live prices where sources answered.
+    pub catalog: Arc<Catalog>,
+    /// One line per source that failed or was skipped.
+    pub warnings: Vec<String>,
+}
+
+/// What one refresh covered: its clouds and regions.
+type RefreshKey = (Vec<Cloud>, Vec<String>);
+
+/// Refreshed catalogs by (clouds, regions), for the life of the process.
+#[derive(Debug, Default)]
+pub struct LiveCache {
+    done: Mutex<HashMap<RefreshKey, Refreshed>>,
+}
+
+impl LiveCache {
+    /// The live catalog for `query`, refreshing at most once per clouds and regions.
+    pub async fn get(
+        &self,
+        provider: Option<&ProviderConfig>,
+        query: &OfferQuery,
+        progress: Progress<'_>,
+    ) -> Refreshed {
+        let base = Catalog::embedded();
+        let cfg = config_for(provider, query, base);
+        let clouds = clouds_of(query);
+        let key = (clouds.clone(), cfg.regions.clone());
+        let mut done = self.done.lock().await;
+        if let Some(r) = done.get(&key) {
+            return r.clone();
+        }
+        let result = live::refresh(base, &cfg, &clouds, progress).await;
+        let refreshed = Refreshed {
+            catalog: Arc::new(result.catalog),
+            warnings: result.warnings,
+        };
+        done.insert(key, refreshed.clone());
+        refreshed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_follow_the_query_globs() {
+        let q = OfferQuery {
+            regions: vec!["us-east-*".into()],
+            clouds: vec![Cloud::Aws],
+            ..Default::default()
+        };
+        let r = regions_of(&q, Catalog::embedded(), &clouds_of(&q));
+        assert!(r.contains(&"us-east-1".to_string()) && r.contains(&"us-east-2".to_string()));
+        assert!(r.iter().all(|x| x.starts_with("us-east-")));
+        assert!(regions_of(&OfferQuery::default(), Catalog::embedded(), &[Cloud::Aws]).is_empty());
+        assert_eq!(
+            clouds_of(&OfferQuery::default()),
+            vec![Cloud::Aws, Cloud::Azure, Cloud::Gcp]
+        );
+    }
+}
