@@ -46,6 +46,7 @@ demo: build venv
 unit:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p gpu-core --no-default-features --all-targets -- -D warnings
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 	  echo "$(CARGO) nextest run --workspace"; $(CARGO) nextest run --workspace --no-tests=warn; \
 	else \

@@ -5,7 +5,7 @@ Prints tables; asserts nothing (`make bench`).
 For each query (8x H100 spot; L4 >= 1 GPU, spot or on-demand; A100-80GB >= 4 GPUs
 on-demand; all clouds):
 
-  - ours in process: `cargo bench -p gpu-core --bench query` (crates/core/benches/query.rs,
+  - ours in process: `cargo bench -p gpu-core --no-default-features --bench query` (crates/core/benches/query.rs,
     release profile), median and p95 of `gpu_core::query::run` over the embedded catalog;
   - ours end to end: a fresh `terraform-provider-gpu offers ... --format json` process,
     median of BENCH_CLI_RUNS (20);
@@ -78,7 +78,7 @@ def cargo_bench() -> tuple[str, dict[str, dict]]:
     cargo = os.environ.get("CARGO", "cargo")
     print(f"bench: {cargo} bench -p gpu-core --bench query (release build; may take a while)",
           file=sys.stderr, flush=True)
-    proc = subprocess.run([cargo, "bench", "-p", "gpu-core", "--bench", "query"], cwd=REPO,
+    proc = subprocess.run([cargo, "bench", "-p", "gpu-core", "--no-default-features", "--bench", "query"], cwd=REPO,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         print(proc.stderr[-4000:], file=sys.stderr)

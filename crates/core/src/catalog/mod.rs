@@ -1,8 +1,10 @@
 //! A [`Catalog`]: a set of offers and where they came from. The default is the snapshot
-//! embedded in the binary ([`Catalog::embedded`]); live sources will build catalogs too.
+//! embedded in the binary ([`Catalog::embedded`]); with the `live` feature, `live` refreshes
+//! its prices from the clouds' price APIs.
 
 mod csv;
 mod embedded;
+#[cfg(feature = "live")]
 pub mod live;
 
 use std::collections::{BTreeMap, HashSet};
