@@ -43,7 +43,7 @@ demo: build venv
 	echo; echo "== terraform plan"; echo; \
 	$(TERRAFORM) -chdir="$$tmp/quickstart" plan -input=false -compact-warnings $$([ -t 1 ] || echo -no-color)
 
-unit:
+unit: venv
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p gpu-core --no-default-features --all-targets -- -D warnings

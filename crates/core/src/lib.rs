@@ -7,6 +7,9 @@
 //! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
 
 pub mod catalog;
+pub mod cloud;
+pub mod cost;
 pub mod gpu;
 pub mod offer;
+pub mod pool;
 pub mod query;

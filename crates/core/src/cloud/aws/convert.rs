@@ -1,0 +1,169 @@
+//! Plain node group types to and from aws-sdk-eks types.
+
+use std::collections::{BTreeMap, HashMap};
+
+use aws_sdk_eks::types as eks;
+
+use crate::cloud::{
+    CapacityType, CloudError, HealthIssue, NodeGroup, NodeGroupStatus, Scaling, Taint, TaintEffect,
+};
+
+/// Our scaling as the SDK's (`validate` has checked the sizes fit an `i32`).
+pub(crate) fn scaling_to_sdk(s: Scaling) -> Result<eks::NodegroupScalingConfig, CloudError> {
+    s.validate()?;
+    let i = |v: u32| i32::try_from(v).map_err(|_| CloudError::Invalid("size too large".into()));
+    Ok(eks::NodegroupScalingConfig::builder()
+        .min_size(i(s.min)?)
+        .max_size(i(s.max)?)
+        .desired_size(i(s.desired)?)
+        .build())
+}
+
+/// Our taint as the SDK's.
+pub(crate) fn taint_to_sdk(t: &Taint) -> eks::Taint {
+    eks::Taint::builder()
+        .key(&t.key)
+        .set_value(t.value.clone())
+        .effect(eks::TaintEffect::from(t.effect.as_str()))
+        .build()
+}
+
+/// `None` for an empty map, so nothing is sent for it.
+pub(crate) fn map_or_none(m: &BTreeMap<String, String>) -> Option<HashMap<String, String>> {
+    (!m.is_empty()).then(|| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+/// `None` for an empty list, so nothing is sent for it.
+pub(crate) fn vec_or_none<T: Clone>(v: &[T]) -> Option<Vec<T>> {
+    (!v.is_empty()).then(|| v.to_vec())
+}
+
+fn to_btree(m: Option<&HashMap<String, String>>) -> BTreeMap<String, String> {
+    m.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+fn size(v: Option<i32>) -> u32 {
+    v.and_then(|v| u32::try_from(v).ok()).unwrap_or(0)
+}
+
+fn taint_from_sdk(t: &eks::Taint) -> Result<Taint, CloudError> {
+    let effect = t.effect().map(|e| e.as_str()).unwrap_or("");
+    Ok(Taint {
+        key: t.key().unwrap_or_default().to_string(),
+        value: t.value().map(str::to_string),
+        effect: TaintEffect::parse(effect)
+            .ok_or_else(|| CloudError::Other(format!("unknown taint effect {effect:?}")))?,
+    })
+}
+
+/// A described node group as ours. An unknown capacity type or taint effect is an error
+/// rather than a silent guess.
+pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, CloudError> {
+    // EKS omits capacityType only for groups that predate it: those are on-demand.
+    let cap = g.capacity_type().map_or("ON_DEMAND", |c| c.as_str());
+    let sc = g.scaling_config();
+    Ok(NodeGroup {
+        cluster: g.cluster_name().unwrap_or_default().to_string(),
+        name: g.nodegroup_name().unwrap_or_default().to_string(),
+        arn: g.nodegroup_arn().unwrap_or_default().to_string(),
+        status: NodeGroupStatus::parse(g.status().map_or("", |s| s.as_str())),
+        capacity_type: CapacityType::parse(cap)
+            .ok_or_else(|| CloudError::Other(format!("unknown capacity type {cap:?}")))?,
+        instance_types: g.instance_types().to_vec(),
+        ami_type: g.ami_type().map_or("", |a| a.as_str()).to_string(),
+        scaling: Scaling {
+            min: size(sc.and_then(|s| s.min_size())),
+            max: size(sc.and_then(|s| s.max_size())),
+            desired: size(sc.and_then(|s| s.desired_size())),
+        },
+        labels: to_btree(g.labels()),
+        taints: g
+            .taints()
+            .iter()
+            .map(taint_from_sdk)
+            .collect::<Result<_, _>>()?,
+        tags: to_btree(g.tags()),
+        node_role_arn: g.node_role().unwrap_or_default().to_string(),
+        subnets: g.subnets().to_vec(),
+        kubernetes_version: g.version().map(str::to_string),
+        health: g
+            .health()
+            .map(|h| {
+                h.issues()
+                    .iter()
+                    .map(|i| HealthIssue {
+                        code: i.code().map_or("", |c| c.as_str()).to_string(),
+                        message: i.message().unwrap_or_default().to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taints_and_scaling_round_trip() {
+        let t = Taint {
+            key: "nvidia.com/gpu".into(),
+            value: None,
+            effect: TaintEffect::PreferNoSchedule,
+        };
+        let s = taint_to_sdk(&t);
+        assert_eq!(s.effect().unwrap().as_str(), "PREFER_NO_SCHEDULE");
+        assert_eq!(taint_from_sdk(&s).unwrap(), t);
+        let sc = scaling_to_sdk(Scaling {
+            min: 0,
+            max: 4,
+            desired: 2,
+        })
+        .unwrap();
+        assert_eq!(
+            (sc.min_size(), sc.max_size(), sc.desired_size()),
+            (Some(0), Some(4), Some(2))
+        );
+        assert!(
+            scaling_to_sdk(Scaling {
+                min: 3,
+                max: 2,
+                desired: 2
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn described_group_maps_and_rejects_unknown_enums() {
+        let g = eks::Nodegroup::builder()
+            .nodegroup_name("g")
+            .cluster_name("c")
+            .status(eks::NodegroupStatus::Degraded)
+            .capacity_type(eks::CapacityTypes::Spot)
+            .health(
+                eks::NodegroupHealth::builder()
+                    .issues(
+                        eks::Issue::builder()
+                            .code(eks::NodegroupIssueCode::AsgInstanceLaunchFailures)
+                            .message("InsufficientInstanceCapacity")
+                            .build(),
+                    )
+                    .build(),
+            )
+            .build();
+        let n = node_group_from_sdk(&g).unwrap();
+        assert_eq!(n.status, NodeGroupStatus::Degraded);
+        assert_eq!(n.capacity_type, CapacityType::Spot);
+        assert_eq!(n.health[0].code, "AsgInstanceLaunchFailures");
+        let bad = eks::Nodegroup::builder()
+            .capacity_type(eks::CapacityTypes::from("HYBRID"))
+            .build();
+        assert!(matches!(
+            node_group_from_sdk(&bad),
+            Err(CloudError::Other(_))
+        ));
+    }
+}

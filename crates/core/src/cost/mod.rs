@@ -1,0 +1,13 @@
+//! Cost of a node pool: hourly and monthly at its floor and ceiling, the change against a
+//! prior preview, a one-line summary, and a budget check.
+
+mod budget;
+mod money;
+mod preview;
+
+pub use budget::{BudgetError, check_budget};
+pub use money::format_usd;
+pub use preview::{CostError, CostPreview, HOURS_PER_MONTH, PricedAs, PriorCost, preview};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,238 @@
+//! Pricing a pool from its instance types' catalog rows.
+
+use crate::offer::Cloud;
+use crate::pool::{ChosenType, NodeCounts, NodePoolSpec, PriceRow};
+
+use super::money::{format_delta, format_usd};
+
+/// Hours in the month every monthly figure uses (365 × 24 / 12).
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+/// The catalog row one kind of capacity is priced at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PricedAs {
+    /// The instance type.
+    pub instance_type: String,
+    /// Whether the row's spot price was used (`false`: its on-demand price).
+    pub spot_price: bool,
+    /// The row: price, zone, source, as-of.
+    pub row: PriceRow,
+}
+
+/// The cost of a pool, from catalog prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostPreview {
+    /// The pool's name.
+    pub pool: String,
+    /// Its cloud.
+    pub cloud: Cloud,
+    /// Its region.
+    pub region: String,
+    /// Node counts by capacity type at min and max.
+    pub nodes: NodeCounts,
+    /// Price of on-demand nodes (cheapest on-demand type), when any are needed.
+    pub on_demand: Option<PricedAs>,
+    /// Price of spot nodes (cheapest spot type, or on-demand as upper bound), when any are needed.
+    pub spot: Option<PricedAs>,
+    /// USD per hour at `min_nodes`.
+    pub hourly_usd: f64,
+    /// USD per hour at `max_nodes`.
+    pub hourly_usd_max: f64,
+    /// USD per month at `min_nodes` (`hourly_usd` × 730).
+    pub monthly_usd: f64,
+    /// USD per month at `max_nodes`.
+    pub monthly_usd_max: f64,
+    /// `monthly_usd` minus the prior's (all of it when there is none: a new pool).
+    pub monthly_delta_usd: f64,
+    /// `monthly_usd_max` minus the prior's.
+    pub monthly_delta_usd_max: f64,
+    /// Spot capacity is priced at on-demand because the catalog has no spot price: an upper bound.
+    pub spot_upper_bound: bool,
+    /// Caveats for people, one sentence each.
+    pub notes: Vec<String>,
+    /// The instance type named in the summary, and how many others the pool may use.
+    lead_type: (String, usize),
+}
+
+/// What a pool cost before the change, as kept in state: the deltas are against it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PriorCost {
+    /// USD per month at `min_nodes` before.
+    pub monthly_usd: f64,
+    /// USD per month at `max_nodes` before.
+    pub monthly_usd_max: f64,
+}
+
+impl From<&CostPreview> for PriorCost {
+    fn from(p: &CostPreview) -> Self {
+        PriorCost {
+            monthly_usd: p.monthly_usd,
+            monthly_usd_max: p.monthly_usd_max,
+        }
+    }
+}
+
+/// Why a pool could not be priced.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CostError {
+    /// The pool needs capacity the catalog has no price for.
+    #[error(
+        "cannot price pool `{pool}`: the catalog has no {capacity} price for {} in {region}",
+        .instance_types.join(", ")
+    )]
+    Unpriced {
+        /// The pool.
+        pool: String,
+        /// `on-demand` or `spot`.
+        capacity: &'static str,
+        /// The pool's instance types.
+        instance_types: Vec<String>,
+        /// The region.
+        region: String,
+    },
+}
+
+/// Prices `spec` over `types` (from [`crate::pool::instance_types`]), compared with `prior`.
+///
+/// On-demand nodes cost the cheapest on-demand row; spot nodes the cheapest spot row over
+/// types and zones, or, when no type has one, the cheapest on-demand row (flagged upper bound).
+pub fn preview(
+    spec: &NodePoolSpec,
+    types: &[ChosenType],
+    prior: Option<PriorCost>,
+) -> Result<CostPreview, CostError> {
+    let nodes = spec.node_counts();
+    let unpriced = |capacity| CostError::Unpriced {
+        pool: spec.name.clone(),
+        capacity,
+        instance_types: types.iter().map(|t| t.instance_type.clone()).collect(),
+        region: spec.region.clone(),
+    };
+    let cheapest_od = cheapest(types, false);
+    let mut notes = Vec::new();
+    let on_demand = if nodes.on_demand_max > 0 {
+        Some(cheapest_od.clone().ok_or_else(|| unpriced("on-demand"))?)
+    } else {
+        None
+    };
+    let mut spot_upper_bound = false;
+    let spot = if nodes.spot_max > 0 {
+        match cheapest(types, true) {
+            Some(p) => {
+                notes.push(format!(
+                    "spot priced at the cheapest zone's price ({} in {}); other zones may cost more",
+                    p.instance_type,
+                    p.row.zone.as_deref().unwrap_or(&spec.region)
+                ));
+                Some(p)
+            }
+            None => {
+                spot_upper_bound = true;
+                notes.push(
+                    "the catalog has no spot price for these instance types; spot capacity is priced \
+                     at on-demand, an upper bound"
+                        .to_string(),
+                );
+                Some(cheapest_od.ok_or_else(|| unpriced("spot or on-demand"))?)
+            }
+        }
+    } else {
+        None
+    };
+    let price = |p: &Option<PricedAs>| p.as_ref().map_or(0.0, |p| p.row.usd_per_hour);
+    let (od, sp) = (price(&on_demand), price(&spot));
+    let hourly_usd = od * f64::from(nodes.on_demand_min) + sp * f64::from(nodes.spot_min);
+    let hourly_usd_max = od * f64::from(nodes.on_demand_max) + sp * f64::from(nodes.spot_max);
+    let monthly_usd = hourly_usd * HOURS_PER_MONTH;
+    let monthly_usd_max = hourly_usd_max * HOURS_PER_MONTH;
+    let lead = spot.as_ref().or(on_demand.as_ref()).map_or_else(
+        || {
+            types
+                .first()
+                .map(|t| t.instance_type.clone())
+                .unwrap_or_default()
+        },
+        |p| p.instance_type.clone(),
+    );
+    Ok(CostPreview {
+        pool: spec.name.clone(),
+        cloud: spec.cloud,
+        region: spec.region.clone(),
+        nodes,
+        on_demand,
+        spot,
+        hourly_usd,
+        hourly_usd_max,
+        monthly_usd,
+        monthly_usd_max,
+        monthly_delta_usd: monthly_usd - prior.map_or(0.0, |p| p.monthly_usd),
+        monthly_delta_usd_max: monthly_usd_max - prior.map_or(0.0, |p| p.monthly_usd_max),
+        spot_upper_bound,
+        notes,
+        lead_type: (lead, types.len().saturating_sub(1)),
+    })
+}
+
+impl CostPreview {
+    /// One line for a plan warning: `+$X/month, 1 on-demand + up to 3 spot p5.48xlarge in
+    /// us-east-1` (the delta at `min_nodes`; the ceiling's monthly cost follows).
+    pub fn summary(&self) -> String {
+        let n = &self.nodes;
+        let mut parts = Vec::new();
+        if n.on_demand_max > 0 {
+            parts.push(format!(
+                "{} on-demand",
+                range(n.on_demand_min, n.on_demand_max)
+            ));
+        }
+        if n.spot_max > 0 {
+            parts.push(format!("{} spot", range(n.spot_min, n.spot_max)));
+        }
+        let (lead, others) = &self.lead_type;
+        let more = match others {
+            0 => String::new(),
+            1 => " (+1 other type)".to_string(),
+            k => format!(" (+{k} other types)"),
+        };
+        let bound = if self.spot_upper_bound {
+            "; spot at on-demand price (upper bound)"
+        } else {
+            ""
+        };
+        format!(
+            "{}/month, {} {lead}{more} in {} (up to {}/month at max_nodes){bound}",
+            format_delta(self.monthly_delta_usd),
+            parts.join(" + "),
+            self.region,
+            format_usd(self.monthly_usd_max),
+        )
+    }
+}
+
+/// `n`, `up to n`, or `a–b`.
+fn range(min: u32, max: u32) -> String {
+    match (min, max) {
+        (a, b) if a == b => a.to_string(),
+        (0, b) => format!("up to {b}"),
+        (a, b) => format!("{a}–{b}"),
+    }
+}
+
+/// The cheapest row of `spot` (or on-demand) capacity among `types`; the first on ties.
+fn cheapest(types: &[ChosenType], spot: bool) -> Option<PricedAs> {
+    types
+        .iter()
+        .filter_map(|t| t.price(spot).map(|row| (t, row)))
+        .fold(
+            None::<(&ChosenType, &PriceRow)>,
+            |best, (t, row)| match best {
+                Some((_, b)) if b.usd_per_hour <= row.usd_per_hour => best,
+                _ => Some((t, row)),
+            },
+        )
+        .map(|(t, row)| PricedAs {
+            instance_type: t.instance_type.clone(),
+            spot_price: spot,
+            row: row.clone(),
+        })
+}

@@ -1,0 +1,67 @@
+//! A node pool as the user wrote it (names, numbers as given), before [`validate`]
+//! turns it into a [`NodePoolSpec`].
+//!
+//! [`validate`]: NodePoolConfig::validate
+
+use std::collections::BTreeMap;
+
+use super::spec::NodePoolSpec;
+use super::validate::{self, ValidationErrors};
+use crate::catalog::Catalog;
+
+/// The configuration of a node pool, unchecked; field names are the Terraform attribute names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodePoolConfig {
+    /// `cloud`: `aws`, `azure` or `gcp`.
+    pub cloud: String,
+    /// `region`.
+    pub region: String,
+    /// `cluster`: the Kubernetes cluster's name.
+    pub cluster: String,
+    /// `name`: the pool's name.
+    pub name: String,
+    /// `gpu`: a GPU model name or alias.
+    pub gpu: String,
+    /// `gpu_count`: GPUs per node.
+    pub gpu_count: i64,
+    /// `instance_types`: pinned types; empty to choose from the catalog.
+    pub instance_types: Vec<String>,
+    /// `min_nodes`.
+    pub min_nodes: i64,
+    /// `max_nodes`.
+    pub max_nodes: i64,
+    /// `desired_nodes`, if set.
+    pub desired_nodes: Option<i64>,
+    /// `capacity.spot`.
+    pub spot: bool,
+    /// `capacity.on_demand_min`.
+    pub on_demand_min: i64,
+    /// `reclaim`: `delete` (default) or `stop`.
+    pub reclaim: Option<String>,
+    /// `driver`: `al2023_nvidia` (default) or `bottlerocket_nvidia`.
+    pub driver: Option<String>,
+    /// `labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `taints`.
+    pub taints: Vec<TaintConfig>,
+    /// `tags`.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// One element of `taints`, unchecked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaintConfig {
+    /// `key`.
+    pub key: String,
+    /// `value` (empty when unset).
+    pub value: String,
+    /// `effect`: `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+impl NodePoolConfig {
+    /// Checks every rule against `catalog` and returns the typed spec, or every problem at once.
+    pub fn validate(&self, catalog: &Catalog) -> Result<NodePoolSpec, ValidationErrors> {
+        validate::validate(self, catalog)
+    }
+}

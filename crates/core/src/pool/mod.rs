@@ -1,0 +1,46 @@
+//! GPU node pools, cloud-neutral: the spec and its validation, instance type choice from
+//! the catalog, the mapping onto EKS node groups, and the diff of desired against live.
+//!
+//! Flow: [`NodePoolConfig::validate`] → [`NodePoolSpec`] → [`instance_types`] →
+//! [`eks::node_groups`] → [`diff::diff`] against what the cloud reports.
+
+pub mod choose;
+pub mod config;
+pub mod diff;
+pub mod eks;
+pub mod group;
+pub mod kube;
+pub mod spec;
+pub mod validate;
+
+pub use choose::{ChosenType, PriceRow, TypeQuery};
+pub use config::{NodePoolConfig, TaintConfig};
+pub use diff::{Action, FieldChange, GroupUpdate, PoolDiff};
+pub use group::{CapacityType, NodeGroupSpec, Scaling};
+pub use spec::{
+    CapacitySpec, DEFAULT_INSTANCE_TYPE_COUNT, DriverPolicy, NodeCounts, NodePoolSpec, Reclaim,
+    Taint, TaintEffect,
+};
+pub use validate::{FieldError, ValidationErrors};
+
+use crate::catalog::Catalog;
+
+/// The pool's instance types with their prices: the pinned ones in their order, or up to
+/// `limit` chosen from `catalog`, cheapest first (by spot price when the pool uses spot).
+pub fn instance_types(spec: &NodePoolSpec, catalog: &Catalog, limit: usize) -> Vec<ChosenType> {
+    if spec.instance_types.is_empty() {
+        let q = TypeQuery {
+            cloud: spec.cloud,
+            region: &spec.region,
+            gpu: spec.gpu,
+            gpu_count: spec.gpu_count,
+            spot: spec.capacity.spot,
+        };
+        choose::choose(catalog, &q, limit)
+    } else {
+        choose::price_types(catalog, spec.cloud, &spec.region, &spec.instance_types)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,263 @@
+//! The typed, validated description of a GPU node pool, independent of any cloud.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::gpu::GpuModel;
+use crate::offer::Cloud;
+
+/// How many instance types a pool spreads spot capacity over when it chooses them itself.
+pub const DEFAULT_INSTANCE_TYPE_COUNT: usize = 3;
+
+/// Label prefix reserved for the labels every pool sets on its nodes.
+pub const RESERVED_LABEL_PREFIX: &str = "gpu.tf/";
+/// Label naming the cloud of a node (`aws`, `azure`, `gcp`).
+pub const LABEL_CLOUD: &str = "gpu.tf/cloud";
+/// Label naming the GPU model of a node (`H100`).
+pub const LABEL_MODEL: &str = "gpu.tf/model";
+/// Label naming a node's capacity type (`on-demand` or `spot`).
+pub const LABEL_CAPACITY_TYPE: &str = "gpu.tf/capacity-type";
+/// Label (and tag) naming the pool a node belongs to.
+pub const LABEL_POOL: &str = "gpu.tf/pool";
+
+/// A GPU node pool: what the user asked for, checked (see [`super::NodePoolConfig::validate`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePoolSpec {
+    /// The cloud the pool runs on.
+    pub cloud: Cloud,
+    /// The region, as the cloud spells it.
+    pub region: String,
+    /// The Kubernetes cluster the nodes join.
+    pub cluster: String,
+    /// The pool's name; node group names derive from it.
+    pub name: String,
+    /// The GPU model of every node.
+    pub gpu: &'static GpuModel,
+    /// GPUs per node.
+    pub gpu_count: u32,
+    /// Instance types the user pinned; empty means "choose from the catalog".
+    pub instance_types: Vec<String>,
+    /// Fewest nodes.
+    pub min_nodes: u32,
+    /// Most nodes.
+    pub max_nodes: u32,
+    /// Nodes wanted now; `None` leaves the count to the autoscaler.
+    pub desired_nodes: Option<u32>,
+    /// Spot or on-demand, and the on-demand floor.
+    pub capacity: CapacitySpec,
+    /// What happens to a reclaimed spot VM.
+    pub reclaim: Reclaim,
+    /// Which node image (and so which GPU driver) nodes boot.
+    pub driver: DriverPolicy,
+    /// Kubernetes labels the user adds to every node.
+    pub labels: BTreeMap<String, String>,
+    /// Kubernetes taints the user adds to every node.
+    pub taints: Vec<Taint>,
+    /// Cloud resource tags.
+    pub tags: BTreeMap<String, String>,
+}
+
+impl NodePoolSpec {
+    /// On-demand nodes that are always kept: `on_demand_min` with spot, else `min_nodes`.
+    pub fn on_demand_floor(&self) -> u32 {
+        if self.capacity.spot {
+            self.capacity.on_demand_min.min(self.max_nodes)
+        } else {
+            self.min_nodes
+        }
+    }
+
+    /// How the pool's nodes divide between on-demand and spot, at the floor and the ceiling.
+    pub fn node_counts(&self) -> NodeCounts {
+        if !self.capacity.spot {
+            return NodeCounts {
+                on_demand_min: self.min_nodes,
+                on_demand_max: self.max_nodes,
+                spot_min: 0,
+                spot_max: 0,
+            };
+        }
+        let od = self.on_demand_floor();
+        NodeCounts {
+            on_demand_min: od,
+            on_demand_max: od,
+            spot_min: self.min_nodes.saturating_sub(od),
+            spot_max: self.max_nodes - od,
+        }
+    }
+}
+
+/// On-demand and spot node counts of a pool at `min_nodes` and at `max_nodes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeCounts {
+    /// On-demand nodes at the floor.
+    pub on_demand_min: u32,
+    /// On-demand nodes at the ceiling.
+    pub on_demand_max: u32,
+    /// Spot nodes at the floor.
+    pub spot_min: u32,
+    /// Spot nodes at the ceiling.
+    pub spot_max: u32,
+}
+
+/// The capacity mix of a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CapacitySpec {
+    /// Whether nodes above the on-demand floor are spot.
+    pub spot: bool,
+    /// On-demand nodes always kept (only meaningful with `spot`).
+    pub on_demand_min: u32,
+}
+
+/// What happens to a spot VM the cloud reclaims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reclaim {
+    /// The VM and its disks are deleted (every cloud).
+    #[default]
+    Delete,
+    /// The VM is stopped (deallocated) and its disks kept, where the cloud can.
+    Stop,
+}
+
+impl Reclaim {
+    /// The spelling in configuration: `delete` or `stop`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reclaim::Delete => "delete",
+            Reclaim::Stop => "stop",
+        }
+    }
+
+    /// Parses `delete` / `stop`, case-insensitively.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "delete" => Some(Reclaim::Delete),
+            "stop" => Some(Reclaim::Stop),
+            _ => None,
+        }
+    }
+}
+
+/// The node image family, which fixes the GPU driver nodes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DriverPolicy {
+    /// Amazon Linux 2023 with NVIDIA drivers (EKS `AL2023_x86_64_NVIDIA`); the default.
+    #[default]
+    Al2023Nvidia,
+    /// Bottlerocket with NVIDIA drivers (EKS `BOTTLEROCKET_x86_64_NVIDIA`).
+    BottlerocketNvidia,
+}
+
+impl DriverPolicy {
+    /// Every policy, in the order messages list them.
+    pub const ALL: [DriverPolicy; 2] =
+        [DriverPolicy::Al2023Nvidia, DriverPolicy::BottlerocketNvidia];
+
+    /// The spelling in configuration: `al2023_nvidia` or `bottlerocket_nvidia`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriverPolicy::Al2023Nvidia => "al2023_nvidia",
+            DriverPolicy::BottlerocketNvidia => "bottlerocket_nvidia",
+        }
+    }
+
+    /// The EKS managed node group `amiType` for this policy.
+    pub fn eks_ami_type(self) -> &'static str {
+        match self {
+            DriverPolicy::Al2023Nvidia => "AL2023_x86_64_NVIDIA",
+            DriverPolicy::BottlerocketNvidia => "BOTTLEROCKET_x86_64_NVIDIA",
+        }
+    }
+
+    /// Parses the configuration spelling or the EKS `amiType`, ignoring case, `-` and `_`.
+    pub fn parse(s: &str) -> Option<Self> {
+        let n: String = s
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        DriverPolicy::ALL.into_iter().find(|p| {
+            let squash = |x: &str| x.replace('_', "").to_ascii_lowercase();
+            n == squash(p.as_str()) || n == squash(p.eks_ami_type())
+        })
+    }
+}
+
+/// A Kubernetes taint.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Taint {
+    /// Taint key, a Kubernetes qualified name.
+    pub key: String,
+    /// Taint value (may be empty).
+    pub value: String,
+    /// What the taint does to pods that do not tolerate it.
+    pub effect: TaintEffect,
+}
+
+impl fmt::Display for Taint {
+    /// `key=value:Effect`, the `kubectl taint` form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}:{}", self.key, self.value, self.effect)
+    }
+}
+
+/// A Kubernetes taint effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TaintEffect {
+    /// `NoSchedule`: new pods without a toleration are not scheduled.
+    NoSchedule,
+    /// `PreferNoSchedule`: the scheduler avoids the node.
+    PreferNoSchedule,
+    /// `NoExecute`: running pods without a toleration are evicted.
+    NoExecute,
+}
+
+impl TaintEffect {
+    /// Every effect, in the order messages list them.
+    pub const ALL: [TaintEffect; 3] = [
+        TaintEffect::NoSchedule,
+        TaintEffect::PreferNoSchedule,
+        TaintEffect::NoExecute,
+    ];
+
+    /// The Kubernetes spelling: `NoSchedule`, `PreferNoSchedule`, `NoExecute`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaintEffect::NoSchedule => "NoSchedule",
+            TaintEffect::PreferNoSchedule => "PreferNoSchedule",
+            TaintEffect::NoExecute => "NoExecute",
+        }
+    }
+
+    /// The EKS API spelling: `NO_SCHEDULE`, `PREFER_NO_SCHEDULE`, `NO_EXECUTE`.
+    pub fn eks_str(self) -> &'static str {
+        match self {
+            TaintEffect::NoSchedule => "NO_SCHEDULE",
+            TaintEffect::PreferNoSchedule => "PREFER_NO_SCHEDULE",
+            TaintEffect::NoExecute => "NO_EXECUTE",
+        }
+    }
+
+    /// Parses the Kubernetes or the EKS spelling, ignoring case and `_`.
+    pub fn parse(s: &str) -> Option<Self> {
+        let n = s.replace('_', "").to_ascii_lowercase();
+        TaintEffect::ALL
+            .into_iter()
+            .find(|e| e.as_str().to_ascii_lowercase() == n)
+    }
+}
+
+impl fmt::Display for TaintEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The taint every GPU node carries: `nvidia.com/gpu=present:NoSchedule`.
+pub fn gpu_taint() -> Taint {
+    Taint {
+        key: "nvidia.com/gpu".to_string(),
+        value: "present".to_string(),
+        effect: TaintEffect::NoSchedule,
+    }
+}

@@ -1,0 +1,525 @@
+//! Tests of validation, instance type choice, the EKS mapping and the diff.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::catalog::Catalog;
+
+/// A small catalog whose every price the tests can read.
+pub(crate) const CSV: &str = "\
+cloud,region,zone,instance_type,gpu_model,gpu_count,gpu_memory_gib,vcpus,memory_gib,on_demand_usd_per_hour,spot_usd_per_hour,source,as_of
+aws,us-east-1,use1-az1,p5.48xlarge,H100,8,80,192,2048,55.04,30.0,src-a,2026-07-20
+aws,us-east-1,use1-az2,p5.48xlarge,H100,8,80,192,2048,55.04,25.0,src-b,2026-07-21
+aws,us-east-1,,p5.4xlarge,H100,1,80,16,256,6.88,,src-c,2026-07-20
+aws,us-west-2,,p5.48xlarge,H100,8,80,192,2048,60.0,20.0,src-d,
+aws,us-east-1,,p4d.24xlarge,A100-40GB,8,40,96,1152,32.77,12.0,src-e,
+aws,us-east-1,use1-az1,g6.12xlarge,L4,4,22.35,48,192,4.6,1.9,src-f,
+aws,us-east-1,use1-az2,g6.12xlarge,L4,4,22.35,48,192,4.6,1.7,src-g,
+aws,us-east-1,use1-az1,g6.24xlarge,L4,4,22.35,96,384,6.7,1.5,src-h,
+aws,us-east-1,use1-az1,g6.32xlarge,L4,4,22.35,128,512,8.0,,src-i,
+aws,us-east-1,use1-az1,g6.40xlarge,L4,4,22.35,160,640,3.9,2.5,src-j,
+aws,us-east-1,,g5.xlarge,A10G,1,22.35,4,16,1.006,,src-k,2026-07-20
+azure,eastus,,Standard_NC40ads_H100_v5,H100,1,94,40,320,6.98,3.5,src-l,
+";
+
+/// The test catalog.
+pub(crate) fn catalog() -> Catalog {
+    Catalog::from_csv(CSV.as_bytes()).unwrap()
+}
+
+/// A valid config: 8 × H100 on aws us-east-1, 0–4 nodes, spot above 1 on-demand.
+pub(crate) fn config() -> NodePoolConfig {
+    NodePoolConfig {
+        cloud: "aws".into(),
+        region: "us-east-1".into(),
+        cluster: "train-east".into(),
+        name: "train".into(),
+        gpu: "H100".into(),
+        gpu_count: 8,
+        min_nodes: 1,
+        max_nodes: 4,
+        spot: true,
+        on_demand_min: 1,
+        ..NodePoolConfig::default()
+    }
+}
+
+/// The problems of `c`, or a panic when it is valid.
+fn errors(c: &NodePoolConfig) -> ValidationErrors {
+    c.validate(&catalog())
+        .expect_err("config should be invalid")
+}
+
+/// Asserts `c` has a problem at `attribute` whose message contains every one of `words`.
+fn assert_problem(c: &NodePoolConfig, attribute: &str, words: &[&str]) {
+    let e = errors(c);
+    let msgs: Vec<&FieldError> = e.for_attribute(attribute).collect();
+    assert!(!msgs.is_empty(), "no problem at `{attribute}`: {e}");
+    for w in words {
+        assert!(
+            msgs.iter().any(|m| m.problem.contains(w)),
+            "`{attribute}` lacks {w:?}: {e}"
+        );
+    }
+    assert!(e.to_string().contains(&format!("`{attribute}`")), "{e}");
+}
+
+#[test]
+fn valid_config_becomes_spec() {
+    let s = config().validate(&catalog()).unwrap();
+    assert_eq!(s.gpu.name, "H100");
+    assert_eq!(
+        (s.min_nodes, s.max_nodes, s.capacity.on_demand_min),
+        (1, 4, 1)
+    );
+    assert_eq!(s.reclaim, Reclaim::Delete);
+    assert_eq!(s.driver, DriverPolicy::Al2023Nvidia);
+}
+
+#[test]
+fn valid_against_embedded_snapshot() {
+    let mut c = config();
+    c.instance_types = vec!["p5.48xlarge".into()];
+    c.validate(Catalog::embedded()).unwrap();
+}
+
+#[test]
+fn every_problem_at_once() {
+    let mut c = config();
+    c.gpu = "H1000".into();
+    c.min_nodes = 5;
+    c.name = "-bad".into();
+    let e = errors(&c);
+    for a in ["gpu", "min_nodes", "name"] {
+        assert!(e.for_attribute(a).next().is_some(), "{a}: {e}");
+    }
+}
+
+#[test]
+fn unknown_gpu() {
+    let mut c = config();
+    c.gpu = "H1000".into();
+    assert_problem(&c, "gpu", &["unknown GPU model", "H100"]);
+}
+
+#[test]
+fn gpu_not_on_cloud() {
+    let mut c = config();
+    c.gpu = "A10G".into();
+    c.cloud = "azure".into();
+    c.cluster = "x".into();
+    c.gpu_count = 1;
+    assert_problem(&c, "gpu", &["no A10G on azure", "clouds with A10G: aws"]);
+}
+
+#[test]
+fn gpu_count_not_offered() {
+    let mut c = config();
+    c.gpu_count = 4;
+    assert_problem(&c, "gpu_count", &["1, 8", "not 4"]);
+    c.gpu_count = 0;
+    assert_problem(&c, "gpu_count", &["from 1"]);
+}
+
+#[test]
+fn region_without_gpu() {
+    let mut c = config();
+    c.region = "eu-west-9".into();
+    assert_problem(&c, "region", &["us-east-1, us-west-2"]);
+}
+
+#[test]
+fn sizes() {
+    let mut c = config();
+    c.min_nodes = 5;
+    assert_problem(&c, "min_nodes", &["max_nodes = 4", "at most 4"]);
+    let mut c = config();
+    c.on_demand_min = 5;
+    assert_problem(&c, "capacity.on_demand_min", &["at most 4"]);
+    let mut c = config();
+    c.desired_nodes = Some(9);
+    assert_problem(&c, "desired_nodes", &["[1, 4]"]);
+    let mut c = config();
+    c.min_nodes = 0;
+    c.on_demand_min = 0;
+    c.max_nodes = 0;
+    assert_problem(&c, "max_nodes", &["at least 1"]);
+    let mut c = config();
+    c.min_nodes = -1;
+    assert_problem(&c, "min_nodes", &["from 0"]);
+}
+
+#[test]
+fn instance_types() {
+    let mut c = config();
+    c.instance_types = vec!["p4d.24xlarge".into()];
+    assert_problem(
+        &c,
+        "instance_types[0]",
+        &["8 × A100-40GB", "not 8 × H100", "p5.48xlarge"],
+    );
+    c.instance_types = vec!["p5.48xlarge".into(), "x9.huge".into()];
+    assert_problem(
+        &c,
+        "instance_types[1]",
+        &["not a aws GPU instance type", "p5.48xlarge"],
+    );
+    c.instance_types = vec!["p5.48xlarge".into(), "p5.48xlarge".into()];
+    assert_problem(&c, "instance_types[1]", &["twice"]);
+    let mut c = config();
+    c.gpu = "A100-40GB".into();
+    c.region = "us-west-2".into();
+    c.instance_types = vec!["p4d.24xlarge".into()];
+    assert_problem(&c, "region", &["us-east-1"]);
+}
+
+#[test]
+fn instance_type_in_other_region() {
+    let mut c = config();
+    c.gpu = "L4".into();
+    c.gpu_count = 4;
+    c.instance_types = vec!["p5.48xlarge".into()];
+    c.region = "us-east-1".into();
+    assert_problem(&c, "instance_types[0]", &["8 × H100", "g6.12xlarge"]);
+}
+
+#[test]
+fn labels() {
+    let mut c = config();
+    c.labels = BTreeMap::from([("gpu.tf/model".into(), "x".into())]);
+    assert_problem(&c, "labels[\"gpu.tf/model\"]", &["reserved"]);
+    c.labels = BTreeMap::from([("Bad Key".into(), "ok".into())]);
+    assert_problem(&c, "labels[\"Bad Key\"]", &["label key"]);
+    c.labels = BTreeMap::from([("team".into(), "not ok!".into())]);
+    assert_problem(&c, "labels[\"team\"]", &["label value"]);
+}
+
+#[test]
+fn taints() {
+    let mut c = config();
+    c.taints = vec![TaintConfig {
+        key: "dedicated".into(),
+        value: "ml".into(),
+        effect: "NoWay".into(),
+    }];
+    assert_problem(
+        &c,
+        "taints[0].effect",
+        &["NoSchedule, PreferNoSchedule, NoExecute"],
+    );
+    c.taints[0].effect = "NO_EXECUTE".into();
+    assert_eq!(
+        c.validate(&catalog()).unwrap().taints[0].effect,
+        TaintEffect::NoExecute
+    );
+    c.taints[0].key = "-x".into();
+    assert_problem(&c, "taints[0].key", &["taint key"]);
+}
+
+#[test]
+fn names() {
+    let mut c = config();
+    c.name = "a".repeat(59);
+    assert_problem(&c, "name", &["1–58", "-spot"]);
+    c.name = "_x".into();
+    assert_problem(&c, "name", &["starting with a letter or digit"]);
+    let mut c = config();
+    c.cluster = "bad.cluster".into();
+    assert_problem(&c, "cluster", &["EKS cluster name"]);
+    c.name = "ok_name-1".into();
+    c.cluster = "ok".into();
+    c.validate(&catalog()).unwrap();
+}
+
+#[test]
+fn reclaim_stop() {
+    let mut c = config();
+    c.reclaim = Some("stop".into());
+    assert_problem(
+        &c,
+        "reclaim",
+        &["aws cannot keep a stopped spot VM", "azure"],
+    );
+    c.reclaim = Some("pause".into());
+    assert_problem(&c, "reclaim", &["\"delete\", \"stop\""]);
+    c.spot = false;
+    c.reclaim = Some("stop".into());
+    c.validate(&catalog()).unwrap();
+}
+
+#[test]
+fn cloud_and_driver() {
+    let mut c = config();
+    c.cloud = "nebius".into();
+    assert_problem(&c, "cloud", &["aws, azure, gcp"]);
+    let mut c = config();
+    c.driver = Some("ubuntu".into());
+    assert_problem(&c, "driver", &["al2023_nvidia", "bottlerocket_nvidia"]);
+    c.driver = Some("BOTTLEROCKET_x86_64_NVIDIA".into());
+    assert_eq!(
+        c.validate(&catalog()).unwrap().driver,
+        DriverPolicy::BottlerocketNvidia
+    );
+}
+
+#[test]
+fn tags() {
+    let mut c = config();
+    c.tags = BTreeMap::from([("aws:x".into(), "1".into())]);
+    assert_problem(&c, "tags[\"aws:x\"]", &["reserved by AWS"]);
+    c.tags = BTreeMap::from([("gpu.tf/pool".into(), "1".into())]);
+    assert_problem(&c, "tags[\"gpu.tf/pool\"]", &["reserved"]);
+}
+
+/// The validated spec of `c`.
+pub(crate) fn spec_of(c: &NodePoolConfig) -> NodePoolSpec {
+    c.validate(&catalog()).unwrap()
+}
+
+/// An L4 × 4 pool (four candidate types).
+pub(crate) fn l4_config() -> NodePoolConfig {
+    NodePoolConfig {
+        gpu: "L4".into(),
+        gpu_count: 4,
+        ..config()
+    }
+}
+
+#[test]
+fn choice_by_spot_price() {
+    let s = spec_of(&l4_config());
+    let t = super::instance_types(&s, &catalog(), DEFAULT_INSTANCE_TYPE_COUNT);
+    let names: Vec<&str> = t.iter().map(|t| t.instance_type.as_str()).collect();
+    assert_eq!(names, ["g6.24xlarge", "g6.12xlarge", "g6.40xlarge"]);
+    let spot = t[1].spot.as_ref().unwrap();
+    assert_eq!(
+        (
+            spot.usd_per_hour,
+            spot.zone.as_deref(),
+            spot.source.as_str()
+        ),
+        (1.7, Some("use1-az2"), "src-g")
+    );
+    let all = super::instance_types(&s, &catalog(), 10);
+    assert_eq!(
+        all.last().unwrap().instance_type,
+        "g6.32xlarge",
+        "no spot price ranks last"
+    );
+}
+
+#[test]
+fn choice_by_on_demand_price() {
+    let mut c = l4_config();
+    c.spot = false;
+    let t = super::instance_types(&spec_of(&c), &catalog(), 2);
+    let names: Vec<&str> = t.iter().map(|t| t.instance_type.as_str()).collect();
+    assert_eq!(names, ["g6.40xlarge", "g6.12xlarge"]);
+}
+
+#[test]
+fn pinned_types_keep_order() {
+    let mut c = l4_config();
+    c.instance_types = vec!["g6.32xlarge".into(), "g6.12xlarge".into()];
+    let t = super::instance_types(&spec_of(&c), &catalog(), 1);
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[0].instance_type, "g6.32xlarge");
+    assert!(t[0].spot.is_none());
+    assert_eq!(t[0].on_demand.as_ref().unwrap().usd_per_hour, 8.0);
+}
+
+/// A spec with these counts (L4 × 4).
+fn sized(min: u32, max: u32, odm: u32, spot: bool) -> NodePoolSpec {
+    let mut s = spec_of(&l4_config());
+    s.min_nodes = min;
+    s.max_nodes = max;
+    s.capacity = CapacitySpec {
+        spot,
+        on_demand_min: odm,
+    };
+    s
+}
+
+/// (name, capacity, min, max) of each group.
+fn shapes(s: &NodePoolSpec) -> Vec<(String, CapacityType, u32, u32)> {
+    let t = super::instance_types(s, &catalog(), 3);
+    eks::node_groups(s, &t, &BTreeMap::new())
+        .into_iter()
+        .map(|g| (g.name, g.capacity_type, g.scaling.min, g.scaling.max))
+        .collect()
+}
+
+#[test]
+fn eks_group_sizes() {
+    use CapacityType::{OnDemand, Spot};
+    let g = |n: &str, c, a, b| (n.to_string(), c, a, b);
+    assert_eq!(
+        shapes(&sized(0, 4, 1, true)),
+        [g("train-od", OnDemand, 1, 1), g("train-spot", Spot, 0, 3)]
+    );
+    assert_eq!(
+        shapes(&sized(2, 4, 1, true)),
+        [g("train-od", OnDemand, 1, 1), g("train-spot", Spot, 1, 3)]
+    );
+    assert_eq!(shapes(&sized(0, 4, 0, true)), [g("train-spot", Spot, 0, 4)]);
+    assert_eq!(
+        shapes(&sized(2, 2, 2, true)),
+        [g("train-od", OnDemand, 2, 2)]
+    );
+    assert_eq!(
+        shapes(&sized(1, 5, 3, false)),
+        [g("train-od", OnDemand, 1, 5)]
+    );
+}
+
+#[test]
+fn eks_group_contents() {
+    let mut s = sized(0, 4, 1, true);
+    s.labels = BTreeMap::from([("team".into(), "ml".into())]);
+    s.taints = vec![Taint {
+        key: "dedicated".into(),
+        value: "ml".into(),
+        effect: TaintEffect::NoExecute,
+    }];
+    s.tags = BTreeMap::from([("project".into(), "override".into())]);
+    s.desired_nodes = Some(3);
+    let defaults = BTreeMap::from([
+        ("team".into(), "ml".into()),
+        ("project".into(), "llm".into()),
+    ]);
+    let t = super::instance_types(&s, &catalog(), 3);
+    let groups = eks::node_groups(&s, &t, &defaults);
+    let (od, spot) = (&groups[0], &groups[1]);
+    assert_eq!(
+        od.instance_types,
+        ["g6.40xlarge", "g6.12xlarge", "g6.24xlarge"],
+        "on-demand priority"
+    );
+    assert_eq!(
+        spot.instance_types,
+        ["g6.24xlarge", "g6.12xlarge", "g6.40xlarge"]
+    );
+    assert_eq!(spot.ami_type, "AL2023_x86_64_NVIDIA");
+    assert_eq!(spot.scaling.desired, Some(2));
+    assert_eq!(od.scaling.desired, Some(1));
+    for (g, cap) in [(od, "on-demand"), (spot, "spot")] {
+        assert_eq!(g.labels["gpu.tf/cloud"], "aws");
+        assert_eq!(g.labels["gpu.tf/model"], "L4");
+        assert_eq!(g.labels["gpu.tf/capacity-type"], cap);
+        assert_eq!(g.labels["gpu.tf/pool"], "train");
+        assert_eq!(g.labels["team"], "ml");
+        let taints: Vec<String> = g.taints.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            taints,
+            [
+                "dedicated=ml:NoExecute",
+                "nvidia.com/gpu=present:NoSchedule"
+            ]
+        );
+        assert_eq!(g.tags["project"], "override");
+        assert_eq!(g.tags["team"], "ml");
+        assert_eq!(g.tags["gpu.tf/pool"], "train");
+    }
+}
+
+proptest! {
+    #[test]
+    fn group_sizes_add_up(max in 1u32..50, a in 0u32..50, b in 0u32..50, spot: bool) {
+        let odm = a % (max + 1);
+        let min = odm + b % (max - odm + 1);
+        let s = sized(min, max, odm, spot);
+        let split = eks::split(&s);
+        let sum = |f: fn(&Scaling) -> u32| split.on_demand.as_ref().map_or(0, f) + split.spot.as_ref().map_or(0, f);
+        prop_assert_eq!(sum(|s| s.min), min);
+        prop_assert_eq!(sum(|s| s.max), max);
+        for g in split.on_demand.iter().chain(split.spot.iter()) {
+            prop_assert!(g.max >= 1 && g.min <= g.max);
+        }
+        if spot {
+            prop_assert_eq!(split.on_demand.map(|g| (g.min, g.max)), (odm > 0).then_some((odm, odm)));
+        }
+        let n = s.node_counts();
+        prop_assert_eq!(n.on_demand_min + n.spot_min, min);
+        prop_assert_eq!(n.on_demand_max + n.spot_max, max);
+    }
+}
+
+/// The groups of the default pool (0–4, one on-demand).
+fn groups() -> Vec<NodeGroupSpec> {
+    let s = sized(0, 4, 1, true);
+    let t = super::instance_types(&s, &catalog(), 3);
+    eks::node_groups(&s, &t, &BTreeMap::new())
+}
+
+#[test]
+fn diff_identical_is_empty() {
+    assert!(diff::diff(&groups(), &groups()).is_empty());
+    let mut live = groups();
+    live.reverse();
+    live[0].instance_types.reverse();
+    assert!(
+        diff::diff(&groups(), &live).is_empty(),
+        "spot types are a set"
+    );
+}
+
+#[test]
+fn diff_in_place() {
+    let mut live = groups();
+    live[1].scaling.max = 9;
+    live[1].labels.insert("old".into(), "x".into());
+    live[1].tags.clear();
+    live[1].taints.pop();
+    let d = diff::diff(&groups(), &live);
+    assert!(d.create.is_empty() && d.delete.is_empty());
+    let u = &d.update[0];
+    assert_eq!(u.name, "train-spot");
+    assert!(!u.replaces());
+    let fields: Vec<&str> = u.changes.iter().map(|c| c.field).collect();
+    assert_eq!(fields, ["scaling.max", "labels", "taints", "tags"]);
+    assert!(
+        u.changes
+            .iter()
+            .all(|c| c.action == Action::InPlace && c.reason.contains("in place"))
+    );
+}
+
+#[test]
+fn diff_replace() {
+    let mut live = groups();
+    live[0].instance_types = vec!["g6.12xlarge".into()];
+    live[1].ami_type = "BOTTLEROCKET_x86_64_NVIDIA".into();
+    live[1].capacity_type = CapacityType::OnDemand;
+    let d = diff::diff(&groups(), &live);
+    assert_eq!(d.replaced(), ["train-od", "train-spot"]);
+    let c = &d.update[0].changes[0];
+    assert_eq!((c.field, c.action), ("instance_types", Action::Replace));
+    assert!(c.reason.contains("cannot change in place"), "{c}");
+    let fields: Vec<&str> = d.update[1].changes.iter().map(|c| c.field).collect();
+    assert_eq!(fields, ["capacity_type", "ami_type"]);
+}
+
+#[test]
+fn diff_create_delete_and_clamp() {
+    let desired = groups();
+    let mut live = vec![desired[1].clone()];
+    live[0].scaling.desired = Some(7);
+    live.push(NodeGroupSpec {
+        name: "stale".into(),
+        ..desired[1].clone()
+    });
+    let d = diff::diff(&desired, &live);
+    assert_eq!(
+        d.create.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
+        ["train-od"]
+    );
+    assert_eq!(d.delete, ["stale"]);
+    let c = &d.update[0].changes[0];
+    assert_eq!(
+        (c.field, c.from.as_str(), c.to.as_str()),
+        ("scaling.desired", "7", "3")
+    );
+    assert!(c.reason.contains("clamped"));
+}
