@@ -17,7 +17,7 @@ pub const DEFAULT_LIMIT: usize = 10;
 /// The schema of `gpu_offers`.
 pub fn schema() -> Schema {
     let mut block = Block::new(
-        "GPU offers that pass the filters, cheapest per GPU-hour first (then price per hour, cloud, region, zone, instance type), from the embedded price catalog. Spot and on-demand offers unless `capacity` says otherwise; an instance type with both prices appears once for each.",
+        "GPU offers that pass the filters, cheapest per GPU-hour first (then price per hour, cloud in the order aws, azure, gcp, cudo, nebius, hyperbolic, region, zone, instance type), from the embedded price catalog (or live prices with `live = true`). Spot and on-demand offers unless `capacity` says otherwise: an instance type with both prices appears once for each, spot once per zone where prices are per zone, on-demand once per region.",
     );
     for a in offer_query::filter_attributes() {
         block = block.attribute(a);
@@ -29,7 +29,7 @@ pub fn schema() -> Schema {
         .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10)."))
         .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of` (the same fields as `gpu_spot_offer`)."))
         .attribute(Attribute::computed("matched", Type::Number).describe("How many offers passed the filters before `limit`."))
-        .attribute(Attribute::computed("catalog", Type::String).describe("Which catalog answered (the embedded snapshot, with its row counts)."));
+        .attribute(Attribute::computed("catalog", Type::String).describe("Which catalog answered: the embedded snapshot, or live prices over it (naming the live sources)."));
     Schema::new(block)
 }
 

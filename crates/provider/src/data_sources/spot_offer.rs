@@ -16,7 +16,7 @@ const BOTH_WAYS: [&str; 2] = ["gpu", "gpu_count"];
 /// The schema of `gpu_spot_offer`.
 pub fn schema() -> Schema {
     let mut block = Block::new(
-        "The cheapest GPU offer, per GPU-hour, across clouds and regions, from the embedded price catalog (offline, no credentials). Spot capacity unless `capacity` says otherwise. Ties are broken by price per hour, then cloud, region, zone and instance type, so the same inputs always give the same answer.",
+        "The cheapest GPU offer, per GPU-hour, across clouds and regions, from the price catalog embedded in the provider (offline, no credentials), or with `live = true` from the clouds' price APIs. Spot capacity unless `capacity` says otherwise. Ties are broken by price per hour, then cloud, region, zone and instance type, so the same inputs always give the same answer.",
     );
     // `gpu` and `gpu_count` are both filters and results: optional and computed, set by
     // the user or filled in from the chosen offer.
@@ -38,7 +38,7 @@ pub fn schema() -> Schema {
     }
     block = block.attribute(
         Attribute::computed("catalog", Type::String)
-            .describe("Which catalog answered (the embedded snapshot, with its row counts)."),
+            .describe("Which catalog answered: the embedded snapshot, or live prices over it (naming the live sources)."),
     );
     Schema::new(block)
 }
