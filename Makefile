@@ -14,7 +14,7 @@ CARGO ?= cargo
 PY := $(VENV)/bin/python
 TERRAFORM := $(VENV)/bin/terraform
 
-.PHONY: help build venv demo test unit acceptance bench docs fmt lint clean
+.PHONY: help build venv demo test unit acceptance bench docs fuzz fmt lint clean
 
 help:
 	@echo "make demo    build the provider and run a real 'terraform plan' of examples/quickstart"
@@ -23,6 +23,7 @@ help:
 	@echo "make venv    Python venv with Terraform 1.15 and 1.0.3 for the acceptance suite"
 	@echo "make bench   start-up latency, memory, plan-time and offer-query figures (vs gpuhunt)"
 	@echo "make docs    regenerate docs/ from the provider schema"
+	@echo "make fuzz    fuzz the msgpack and JSON value decoders (FUZZ_SECONDS each, default 300)"
 	@echo "make fmt | lint | clean"
 
 build:
@@ -65,6 +66,16 @@ bench: build venv
 	$(PY) -m pip install -q --disable-pip-version-check -r acceptance/bench-requirements.txt
 	@if [ -n "$(BENCH_RELEASE)" ]; then $(CARGO) build --release -p terraform-provider-gpu; fi
 	CARGO="$(CARGO)" $(PY) acceptance/bench_offers.py
+
+# libFuzzer through cargo-fuzz on the stable toolchain: RUSTC_BOOTSTRAP lets cargo-fuzz pass
+# its -Z flags; no sanitizer runtime is needed with --sanitizer none (the decoders are safe
+# Rust: a crash is a panic, which libFuzzer reports without ASan).
+FUZZ_SECONDS ?= 300
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	cd crates/tfplugin/fuzz && for t in msgpack_decode json_decode; do \
+	  CARGO_TARGET_DIR="$(CARGO_TARGET_DIR)/fuzz" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t -- -max_total_time=$(FUZZ_SECONDS); \
+	done
 
 docs: build
 	$(PROVIDER_BIN) docs --dir $(CURDIR)
