@@ -37,37 +37,9 @@ impl CapacityType {
     }
 }
 
-/// The Kubernetes effect of a taint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TaintEffect {
-    /// `NoSchedule`: new pods without a toleration are not scheduled.
-    NoSchedule,
-    /// `PreferNoSchedule`: the scheduler avoids the node if it can.
-    PreferNoSchedule,
-    /// `NoExecute`: running pods without a toleration are evicted.
-    NoExecute,
-}
-
-impl TaintEffect {
-    /// The EKS wire name (`NO_SCHEDULE`, `PREFER_NO_SCHEDULE`, `NO_EXECUTE`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaintEffect::NoSchedule => "NO_SCHEDULE",
-            TaintEffect::PreferNoSchedule => "PREFER_NO_SCHEDULE",
-            TaintEffect::NoExecute => "NO_EXECUTE",
-        }
-    }
-
-    /// Parses the EKS wire name; `None` for anything else.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "NO_SCHEDULE" => Some(TaintEffect::NoSchedule),
-            "PREFER_NO_SCHEDULE" => Some(TaintEffect::PreferNoSchedule),
-            "NO_EXECUTE" => Some(TaintEffect::NoExecute),
-            _ => None,
-        }
-    }
-}
+/// The Kubernetes effect of a taint: the one type the pool model and the cloud adapters
+/// share (`eks_str()` gives the EKS wire name, `parse` takes either spelling).
+pub use crate::pool::spec::TaintEffect;
 
 /// A Kubernetes taint put on every node of a group; identified by `key` and `effect`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -24,7 +24,7 @@ pub(crate) fn taint_to_sdk(t: &Taint) -> eks::Taint {
     eks::Taint::builder()
         .key(&t.key)
         .set_value(t.value.clone())
-        .effect(eks::TaintEffect::from(t.effect.as_str()))
+        .effect(eks::TaintEffect::from(t.effect.eks_str()))
         .build()
 }
 
