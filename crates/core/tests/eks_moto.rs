@@ -423,3 +423,54 @@ async fn unreachable_endpoint_is_transient() {
         "no credentials in errors: {e}"
     );
 }
+
+#[tokio::test]
+async fn cluster_subnets_and_tag_calls() {
+    let (_moto, eks, subnets) = setup().await;
+    assert_eq!(eks.cluster_subnets(CLUSTER).await.unwrap(), subnets);
+    let e = eks.cluster_subnets("no-cluster").await.unwrap_err();
+    assert!(matches!(e, CloudError::NotFound(_)), "{e}");
+    assert!(e.to_string().contains("DescribeCluster"), "{e}");
+
+    // moto tags only clusters (a node group ARN is NotFound there), so the TagResource and
+    // UntagResource requests are checked on the cluster's ARN.
+    let cluster = eks
+        .client()
+        .describe_cluster()
+        .name(CLUSTER)
+        .send()
+        .await
+        .unwrap();
+    let arn = cluster.cluster().and_then(|c| c.arn()).unwrap().to_string();
+    let add = BTreeMap::from([
+        ("team".to_string(), "ml".to_string()),
+        ("project".to_string(), "llm".to_string()),
+    ]);
+    eks.tag_node_group(&arn, &add, &[]).await.unwrap();
+    eks.tag_node_group(&arn, &BTreeMap::new(), &["team".to_string()])
+        .await
+        .unwrap();
+    let tags = eks
+        .client()
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    let tags: BTreeMap<String, String> = tags
+        .tags()
+        .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
+    assert_eq!(tags.get("project").map(String::as_str), Some("llm"));
+    assert!(!tags.contains_key("team"), "{tags:?}");
+
+    let group = eks
+        .create_node_group(&spot_request(&subnets))
+        .await
+        .unwrap();
+    let e = eks.tag_node_group(&group.arn, &add, &[]).await.unwrap_err();
+    assert!(
+        matches!(e, CloudError::NotFound(_)),
+        "moto's documented gap: {e}"
+    );
+}

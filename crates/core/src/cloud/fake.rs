@@ -25,6 +25,10 @@ pub enum Op {
     Update,
     /// `delete_node_group`.
     Delete,
+    /// `tag_node_group` (recorded with an empty cluster and the ARN as the name).
+    Tag,
+    /// `cluster_subnets` (recorded with an empty name).
+    DescribeCluster,
 }
 
 /// One recorded call: operation, cluster, node group name.
@@ -42,7 +46,9 @@ struct Entry {
 struct State {
     groups: BTreeMap<(String, String), Entry>,
     clusters: Option<BTreeSet<String>>,
-    faults: Vec<(Op, CloudError)>,
+    subnets: BTreeMap<String, Vec<String>>,
+    /// Faults in order: the operation, how many of its calls still succeed first, the error.
+    faults: Vec<(Op, u32, CloudError)>,
     calls: Vec<Call>,
     seq: u64,
 }
@@ -74,7 +80,17 @@ impl FakeNodeGroups {
 
     /// The next call of `op` fails with `err` (faults queue up in order).
     pub fn inject(&self, op: Op, err: CloudError) {
-        self.lock().faults.push((op, err));
+        self.inject_after(op, 0, err);
+    }
+
+    /// The call of `op` after the next `successes` ones fails with `err`.
+    pub fn inject_after(&self, op: Op, successes: u32, err: CloudError) {
+        self.lock().faults.push((op, successes, err));
+    }
+
+    /// The subnets `cluster_subnets` reports for `cluster` (none until set).
+    pub fn set_cluster_subnets(&self, cluster: &str, subnets: Vec<String>) {
+        self.lock().subnets.insert(cluster.to_string(), subnets);
     }
 
     /// Forces a group's status and health (sticky: it no longer settles by itself).
@@ -120,9 +136,13 @@ impl FakeNodeGroups {
     ) -> Result<MutexGuard<'_, State>, CloudError> {
         let mut st = self.lock();
         st.calls.push((op, cluster.to_string(), name.to_string()));
-        if let Some(i) = st.faults.iter().position(|(o, _)| *o == op) {
-            let (_, err) = st.faults.remove(i);
-            return Err(err);
+        if let Some(i) = st.faults.iter().position(|(o, _, _)| *o == op) {
+            if st.faults[i].1 > 0 {
+                st.faults[i].1 -= 1;
+            } else {
+                let (_, _, err) = st.faults.remove(i);
+                return Err(err);
+            }
         }
         Ok(st)
     }
@@ -263,6 +283,35 @@ impl NodeGroups for FakeNodeGroups {
         g.status = self.transitional(NodeGroupStatus::Active, NodeGroupStatus::Updating);
         e.pending = self.settle_after;
         Ok(())
+    }
+
+    async fn tag_node_group(
+        &self,
+        arn: &str,
+        add: &BTreeMap<String, String>,
+        remove: &[String],
+    ) -> Result<(), CloudError> {
+        let mut st = self.enter(Op::Tag, "", arn)?;
+        let e = st
+            .groups
+            .values_mut()
+            .find(|e| e.group.arn == arn)
+            .ok_or_else(|| CloudError::NotFound(format!("resource {arn}")))?;
+        e.group.tags.extend(add.clone());
+        for k in remove {
+            e.group.tags.remove(k);
+        }
+        Ok(())
+    }
+
+    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        let st = self.enter(Op::DescribeCluster, cluster, "")?;
+        if let Some(c) = &st.clusters
+            && !c.contains(cluster)
+        {
+            return Err(CloudError::NotFound(format!("cluster {cluster}")));
+        }
+        Ok(st.subnets.get(cluster).cloned().unwrap_or_default())
     }
 
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {

@@ -1,8 +1,8 @@
 //! Node groups on a cloud: one small async trait ([`NodeGroups`]), plain request and
 //! read-back types, typed errors, an in-memory [`fake`] and the EKS adapter [`aws`].
 //!
-//! The trait is Karpenter-sized on purpose: create, describe, update the mutable config,
-//! delete, and wait for a steady state. Mapping a cloud-neutral pool onto these node
+//! The trait is Karpenter-sized on purpose: create, describe, update the mutable config
+//! and the tags, delete, wait for a steady state, and read the cluster's subnets. Mapping a cloud-neutral pool onto these node
 //! groups is the caller's job.
 
 pub mod error;
@@ -13,6 +13,7 @@ pub mod types;
 #[cfg(feature = "aws")]
 pub mod aws;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use error::CloudError;
@@ -45,6 +46,19 @@ pub trait NodeGroups: Send + Sync {
         name: &str,
         update: &NodeGroupUpdate,
     ) -> Result<(), CloudError>;
+
+    /// Adds or overwrites the `add` tags and removes the `remove` keys on the node group
+    /// with cloud id `arn` (tags are not part of the config update on EKS).
+    async fn tag_node_group(
+        &self,
+        arn: &str,
+        add: &BTreeMap<String, String>,
+        remove: &[String],
+    ) -> Result<(), CloudError>;
+
+    /// The subnet ids the cluster was created with, where node groups go by default;
+    /// [`CloudError::NotFound`] when the cluster does not exist.
+    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError>;
 
     /// Starts deleting a node group; [`CloudError::NotFound`] when it is already gone.
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError>;

@@ -10,6 +10,7 @@ pub mod diff;
 pub mod eks;
 pub mod group;
 pub mod kube;
+pub mod reconcile;
 pub mod spec;
 pub mod validate;
 

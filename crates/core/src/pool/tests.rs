@@ -206,7 +206,7 @@ fn taints() {
     }];
     assert_problem(
         &c,
-        "taints[0].effect",
+        "taint[0].effect",
         &["NoSchedule, PreferNoSchedule, NoExecute"],
     );
     c.taints[0].effect = "NO_EXECUTE".into();
@@ -215,7 +215,7 @@ fn taints() {
         TaintEffect::NoExecute
     );
     c.taints[0].key = "-x".into();
-    assert_problem(&c, "taints[0].key", &["taint key"]);
+    assert_problem(&c, "taint[0].key", &["taint key"]);
 }
 
 #[test]

@@ -342,13 +342,13 @@ fn check_taints(p: &mut Problems, c: &NodePoolConfig) -> Vec<Taint> {
     for (i, t) in c.taints.iter().enumerate() {
         if let Some(why) = label_key_problem(&t.key) {
             p.push(
-                format!("taints[{i}].key"),
+                format!("taint[{i}].key"),
                 format!("{:?} is not a Kubernetes taint key: {why}", t.key),
             );
         }
         if let Some(why) = label_value_problem(&t.value) {
             p.push(
-                format!("taints[{i}].value"),
+                format!("taint[{i}].value"),
                 format!("{:?} is not a Kubernetes taint value: {why}", t.value),
             );
         }
@@ -359,7 +359,7 @@ fn check_taints(p: &mut Problems, c: &NodePoolConfig) -> Vec<Taint> {
                 effect,
             }),
             None => p.push(
-                format!("taints[{i}].effect"),
+                format!("taint[{i}].effect"),
                 format!(
                     "is {:?}; valid: {}",
                     t.effect,

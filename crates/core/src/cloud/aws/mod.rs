@@ -3,13 +3,16 @@
 //! Emulator notes (moto 5.2.5, what the integration tests run against): node groups are
 //! `ACTIVE` the moment they are created and gone the moment they are deleted, so waits
 //! return on the first poll; `clientRequestToken` is stored but not used for idempotency
-//! (a repeated create is `ResourceInUseException`, i.e. [`CloudError::Conflict`]); tags
-//! cannot be changed after create; `updateConfig` is not reported back; no enum
+//! (a repeated create is `ResourceInUseException`, i.e. [`CloudError::Conflict`]);
+//! `TagResource`/`UntagResource` only know cluster ARNs (a node group ARN is
+//! `NotFoundException`), so tags cannot be changed after create; `updateConfig` is not
+//! reported back; no enum
 //! validation (any AMI type is accepted) and no backing instances or health issues.
 
 mod convert;
 mod errors;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use aws_sdk_eks::config::{BehaviorVersion, Region};
@@ -172,6 +175,49 @@ impl NodeGroups for Eks {
             .await
             .map_err(|e| map_sdk_error("UpdateNodegroupConfig", e))?;
         Ok(())
+    }
+
+    async fn tag_node_group(
+        &self,
+        arn: &str,
+        add: &BTreeMap<String, String>,
+        remove: &[String],
+    ) -> Result<(), CloudError> {
+        if let Some(tags) = map_or_none(add) {
+            self.client
+                .tag_resource()
+                .resource_arn(arn)
+                .set_tags(Some(tags))
+                .send()
+                .await
+                .map_err(|e| map_sdk_error("TagResource", e))?;
+        }
+        if !remove.is_empty() {
+            self.client
+                .untag_resource()
+                .resource_arn(arn)
+                .set_tag_keys(Some(remove.to_vec()))
+                .send()
+                .await
+                .map_err(|e| map_sdk_error("UntagResource", e))?;
+        }
+        Ok(())
+    }
+
+    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        let out = self
+            .client
+            .describe_cluster()
+            .name(cluster)
+            .send()
+            .await
+            .map_err(|e| map_sdk_error("DescribeCluster", e))?;
+        let c = out
+            .cluster()
+            .ok_or_else(|| CloudError::NotFound(format!("cluster {cluster}")))?;
+        Ok(c.resources_vpc_config()
+            .map(|v| v.subnet_ids().to_vec())
+            .unwrap_or_default())
     }
 
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {

@@ -202,3 +202,37 @@ fn trait_is_object_safe() {
     let f: Box<dyn NodeGroups> = Box::new(FakeNodeGroups::new());
     assert_eq!(run(f.describe_node_group("c1", "x")).unwrap(), None);
 }
+
+#[test]
+fn a_fault_after_successes_skips_that_many_calls() {
+    let f = FakeNodeGroups::new();
+    f.inject_after(Op::Create, 1, CloudError::Quota("no more".into()));
+    run(f.create_node_group(&req("a"))).unwrap();
+    assert!(matches!(
+        run(f.create_node_group(&req("b"))),
+        Err(CloudError::Quota(_))
+    ));
+    run(f.create_node_group(&req("b"))).unwrap();
+}
+
+#[test]
+fn tags_change_by_arn_and_clusters_report_their_subnets() {
+    let f = FakeNodeGroups::new().with_clusters(["c1"]);
+    let g = run(f.create_node_group(&req("a"))).unwrap();
+    let add = BTreeMap::from([("project".to_string(), "llm".to_string())]);
+    run(f.tag_node_group(&g.arn, &add, &["team".to_string()])).unwrap();
+    let got = run(f.describe_node_group("c1", "a")).unwrap().unwrap();
+    assert_eq!(got.tags, add);
+    assert!(matches!(
+        run(f.tag_node_group("arn:nope", &add, &[])),
+        Err(CloudError::NotFound(_))
+    ));
+
+    assert!(run(f.cluster_subnets("c1")).unwrap().is_empty());
+    f.set_cluster_subnets("c1", vec!["subnet-9".into()]);
+    assert_eq!(run(f.cluster_subnets("c1")).unwrap(), vec!["subnet-9"]);
+    assert!(matches!(
+        run(f.cluster_subnets("c2")),
+        Err(CloudError::NotFound(_))
+    ));
+}

@@ -1,0 +1,373 @@
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use super::*;
+use crate::cloud::fake::{FakeNodeGroups, Op};
+use crate::pool::spec::{TaintEffect, gpu_taint};
+
+/// The fake never suspends, so polling to completion needs no runtime.
+fn run<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+const C: &str = "train-east";
+
+fn group(name: &str, capacity: CapacityType, min: u32, max: u32) -> NodeGroupSpec {
+    NodeGroupSpec {
+        name: name.into(),
+        capacity_type: capacity,
+        instance_types: vec!["p5.48xlarge".into()],
+        ami_type: "AL2023_x86_64_NVIDIA".into(),
+        scaling: Scaling {
+            min,
+            max,
+            desired: None,
+        },
+        labels: BTreeMap::from([("gpu.tf/pool".into(), "train".into())]),
+        taints: vec![gpu_taint()],
+        tags: BTreeMap::from([("team".into(), "ml".into())]),
+    }
+}
+
+fn pool() -> Vec<NodeGroupSpec> {
+    vec![
+        group("train-od", CapacityType::OnDemand, 1, 1),
+        group("train-spot", CapacityType::Spot, 0, 3),
+    ]
+}
+
+fn placement() -> Placement {
+    Placement {
+        node_role_arn: "arn:aws:iam::123456789012:role/node".into(),
+        subnets: vec!["subnet-0a".into()],
+    }
+}
+
+fn apply_to(api: &FakeNodeGroups, desired: &[NodeGroupSpec], live: &[NodeGroup]) -> Outcome {
+    run(apply(
+        api,
+        C,
+        desired,
+        live,
+        &placement(),
+        &Timeouts::default(),
+        "seed-1",
+    ))
+}
+
+fn ops(api: &FakeNodeGroups) -> Vec<(Op, String)> {
+    api.calls()
+        .into_iter()
+        .filter(|(op, _, _)| *op != Op::Describe)
+        .map(|(op, _, n)| (op, n))
+        .collect()
+}
+
+#[test]
+fn creates_both_groups_with_the_request_fields_and_reports_them_live() {
+    let api = FakeNodeGroups::new().with_settle_after(2);
+    let out = apply_to(&api, &pool(), &[]);
+    assert_eq!(out.error, None);
+    let names: Vec<&str> = out.live.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["train-od", "train-spot"]);
+    assert!(out.live.iter().all(|g| g.status == NodeGroupStatus::Active));
+    let od = &out.live[0];
+    assert_eq!(od.capacity_type, cloud::CapacityType::OnDemand);
+    assert_eq!(
+        (od.scaling.min, od.scaling.max, od.scaling.desired),
+        (1, 1, 1)
+    );
+    assert_eq!(od.subnets, ["subnet-0a"]);
+    assert_eq!(od.taints[0].value.as_deref(), Some("present"));
+    assert_eq!(
+        out.live[1].scaling.desired, 0,
+        "a new group starts at its min"
+    );
+    assert_eq!(
+        ops(&api),
+        [
+            (Op::Create, "train-od".into()),
+            (Op::Create, "train-spot".into())
+        ]
+    );
+}
+
+#[test]
+fn nothing_to_do_makes_no_change_call() {
+    let api = FakeNodeGroups::new();
+    let live = apply_to(&api, &pool(), &[]).live;
+    let before = api.calls().len();
+    let out = apply_to(&api, &pool(), &live);
+    assert_eq!(out.error, None);
+    assert!(
+        api.calls()[before..]
+            .iter()
+            .all(|(op, _, _)| *op == Op::Describe),
+        "{:?}",
+        &api.calls()[before..]
+    );
+}
+
+#[test]
+fn the_second_create_failing_reports_the_first_as_existing() {
+    let api = FakeNodeGroups::new();
+    api.inject_after(
+        Op::Create,
+        1,
+        CloudError::InsufficientCapacity("no p5 spot in use1-az3".into()),
+    );
+    let out = apply_to(&api, &pool(), &[]);
+    let e = out.error.expect("an error");
+    assert_eq!(e.step, "creating node group train-spot");
+    assert_eq!(e.existing, ["train-od"]);
+    assert!(
+        e.to_string()
+            .contains("Node groups that exist now: train-od"),
+        "{e}"
+    );
+    assert_eq!(out.live.len(), 1);
+    // Again: only the missing group is created.
+    let out = apply_to(&api, &pool(), &out.live);
+    assert_eq!(out.error, None);
+    assert_eq!(out.live.len(), 2);
+}
+
+#[test]
+fn in_place_changes_are_one_config_update_and_a_tag_call() {
+    let api = FakeNodeGroups::new();
+    let live = apply_to(&api, &pool(), &[]).live;
+    let mut want = pool();
+    want[1].scaling.max = 5;
+    want[1].labels.insert("stage".into(), "prod".into());
+    want[1].taints.push(Taint {
+        key: "team".into(),
+        value: "ml".into(),
+        effect: TaintEffect::NoExecute,
+    });
+    want[1].tags = BTreeMap::from([("project".into(), "llm".into())]);
+    let before = api.calls().len();
+    let out = apply_to(&api, &want, &live);
+    assert_eq!(out.error, None);
+    let changes: Vec<Op> = api.calls()[before..]
+        .iter()
+        .map(|c| c.0)
+        .filter(|op| *op != Op::Describe)
+        .collect();
+    assert_eq!(changes, [Op::Update, Op::Tag]);
+    let spot = &out.live[1];
+    assert_eq!(spot.scaling.max, 5);
+    assert_eq!(spot.labels.get("stage").map(String::as_str), Some("prod"));
+    assert_eq!(spot.taints.len(), 2);
+    assert_eq!(spot.tags, want[1].tags, "team removed, project added");
+}
+
+#[test]
+fn the_autoscalers_count_is_kept_unless_it_falls_outside_the_range() {
+    let live = NodeGroup {
+        scaling: cloud::Scaling {
+            min: 0,
+            max: 3,
+            desired: 2,
+        },
+        ..created(&group("g", CapacityType::Spot, 0, 3))
+    };
+    let mut want = group("g", CapacityType::Spot, 0, 5);
+    assert_eq!(
+        config_update(&want, &live).scaling.map(|s| s.desired),
+        Some(2)
+    );
+    want.scaling.max = 1;
+    assert_eq!(
+        config_update(&want, &live).scaling.map(|s| s.desired),
+        Some(1)
+    );
+    want.scaling = Scaling {
+        min: 0,
+        max: 3,
+        desired: None,
+    };
+    assert_eq!(config_update(&want, &live).scaling, None);
+    want.scaling.desired = Some(3);
+    assert_eq!(
+        config_update(&want, &live).scaling.map(|s| s.desired),
+        Some(3)
+    );
+}
+
+/// The live group `g` would be right after its create.
+fn created(g: &NodeGroupSpec) -> NodeGroup {
+    let api = FakeNodeGroups::new();
+    run(api.create_node_group(&to_request(g, C, &placement(), "t"))).unwrap()
+}
+
+#[test]
+fn a_change_that_needs_a_replacement_is_refused_without_a_call() {
+    let api = FakeNodeGroups::new();
+    let live = apply_to(&api, &pool(), &[]).live;
+    let mut want = pool();
+    want[1].instance_types = vec!["p4d.24xlarge".into()];
+    let before = api.calls().len();
+    let out = apply_to(&api, &want, &live);
+    let e = out.error.expect("refused");
+    assert!(e.source.to_string().contains("instance_types"), "{e}");
+    assert_eq!(e.existing, ["train-od", "train-spot"]);
+    assert!(
+        api.calls()[before..]
+            .iter()
+            .all(|(op, _, _)| *op == Op::Describe)
+    );
+}
+
+#[test]
+fn unwanted_groups_are_deleted_after_the_others_are_done() {
+    let api = FakeNodeGroups::new().with_settle_after(1);
+    let live = apply_to(&api, &pool(), &[]).live;
+    let od_only = vec![group("train-od", CapacityType::OnDemand, 2, 2)];
+    let before = api.calls().len();
+    let out = apply_to(&api, &od_only, &live);
+    assert_eq!(out.error, None);
+    let n = ops_before(&api, before);
+    assert_eq!(
+        ops(&api)[n..],
+        [
+            (Op::Update, "train-od".into()),
+            (Op::Delete, "train-spot".into())
+        ]
+    );
+    assert_eq!(out.live.len(), 1);
+    assert!(
+        run(api.describe_node_group(C, "train-spot"))
+            .unwrap()
+            .is_none()
+    );
+}
+
+/// How many non-describe calls were made before call number `before`.
+fn ops_before(api: &FakeNodeGroups, before: usize) -> usize {
+    api.calls()[..before]
+        .iter()
+        .filter(|(op, _, _)| *op != Op::Describe)
+        .count()
+}
+
+#[test]
+fn a_create_conflict_adopts_our_own_group_and_refuses_a_stranger() {
+    // An earlier, interrupted apply created the group; our read missed it.
+    let api = FakeNodeGroups::new();
+    let first = apply_to(&api, &pool()[..1], &[]);
+    assert_eq!(first.error, None);
+    // A new apply has a new seed, so its token differs and EKS answers with a conflict.
+    let out = run(apply(
+        &api,
+        C,
+        &pool(),
+        &[],
+        &placement(),
+        &Timeouts::default(),
+        "seed-2",
+    ));
+    assert_eq!(out.error, None, "adopted");
+    assert_eq!(out.live.len(), 2);
+
+    let api = FakeNodeGroups::new();
+    let mut other = pool()[0].clone();
+    other.instance_types = vec!["g5.xlarge".into()];
+    apply_to(&api, &[other], &[]);
+    let out = run(apply(
+        &api,
+        C,
+        &pool()[..1],
+        &[],
+        &placement(),
+        &Timeouts::default(),
+        "seed-2",
+    ));
+    let e = out.error.expect("refused");
+    assert!(matches!(e.source, CloudError::Conflict(_)), "{e}");
+}
+
+#[test]
+fn a_group_that_failed_to_create_is_deleted_and_created_again() {
+    let api = FakeNodeGroups::new();
+    let live = apply_to(&api, &pool(), &[]).live;
+    api.set_status(C, "train-spot", NodeGroupStatus::CreateFailed, Vec::new());
+    let live: Vec<NodeGroup> = live
+        .into_iter()
+        .map(|mut g| {
+            if g.name == "train-spot" {
+                g.status = NodeGroupStatus::CreateFailed;
+            }
+            g
+        })
+        .collect();
+    let before = ops_before(&api, api.calls().len());
+    let out = apply_to(&api, &pool(), &live);
+    assert_eq!(out.error, None);
+    assert_eq!(
+        ops(&api)[before..],
+        [
+            (Op::Delete, "train-spot".into()),
+            (Op::Create, "train-spot".into())
+        ]
+    );
+    assert!(out.live.iter().all(|g| g.status == NodeGroupStatus::Active));
+}
+
+#[test]
+fn a_wait_that_fails_names_the_step() {
+    let api = FakeNodeGroups::new().with_settle_after(3);
+    api.inject_after(
+        Op::Describe,
+        1,
+        CloudError::Unauthorized("token expired".into()),
+    );
+    let out = apply_to(&api, &pool(), &[]);
+    let e = out.error.expect("wait error");
+    assert_eq!(e.step, "waiting for node group train-od to be ACTIVE");
+    assert_eq!(e.existing, ["train-od", "train-spot"]);
+}
+
+#[test]
+fn destroy_deletes_what_exists_and_tolerates_what_is_gone() {
+    let api = FakeNodeGroups::new().with_settle_after(2);
+    apply_to(&api, &pool()[..1], &[]);
+    let names = vec!["train-od".to_string(), "train-spot".to_string()];
+    let out = run(destroy(&api, C, &names, Duration::from_secs(60)));
+    assert_eq!(
+        out,
+        Outcome {
+            live: Vec::new(),
+            error: None
+        }
+    );
+    assert!(api.groups().is_empty());
+
+    let api = FakeNodeGroups::new();
+    apply_to(&api, &pool(), &[]);
+    api.inject_after(Op::Delete, 1, CloudError::Throttled("slow down".into()));
+    let out = run(destroy(&api, C, &names, Duration::from_secs(60)));
+    let e = out.error.expect("second delete fails");
+    assert_eq!(e.step, "deleting node group train-spot");
+    assert_eq!(
+        e.existing,
+        ["train-spot"],
+        "the first is gone, the second stays"
+    );
+}
+
+#[test]
+fn tokens_are_stable_short_and_differ_by_seed_and_name() {
+    let a = token("train-abc", "train-od");
+    assert_eq!(a, token("train-abc", "train-od"));
+    assert_ne!(a, token("train-abd", "train-od"));
+    assert_ne!(a, token("train-abc", "train-spot"));
+    assert!(a.len() <= 64, "{a}");
+}
