@@ -34,10 +34,15 @@ pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
     for (name, schema) in &schemas.resources {
         let short = name.strip_prefix(PREFIX).unwrap_or(name);
         let example = read_example(repo, &format!("examples/resources/{name}/resource.tf"));
-        pages.insert(
-            PathBuf::from(format!("docs/resources/{short}.md")),
-            page(&format!("{name} Resource"), schema, example.as_deref()),
-        );
+        let mut text = page(&format!("{name} Resource"), schema, example.as_deref());
+        if let Some(import) = read_example(repo, &format!("examples/resources/{name}/import.sh")) {
+            let _ = write!(
+                text,
+                "\n## Import\n\nImport is supported using the following syntax:\n\n```shell\n{}\n```\n",
+                import.trim_end()
+            );
+        }
+        pages.insert(PathBuf::from(format!("docs/resources/{short}.md")), text);
     }
     pages
 }

@@ -9,6 +9,7 @@ mod live;
 mod logging;
 mod offers_cli;
 mod provider;
+mod resources;
 mod validate;
 
 use std::process::ExitCode;

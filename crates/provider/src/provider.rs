@@ -3,10 +3,14 @@
 
 use crate::config::{self, ProviderConfig};
 use crate::data_sources;
+use crate::resources::{self, node_pool};
 use async_trait::async_trait;
 use std::sync::RwLock;
 use tfplugin::provider::{
-    ConfigureProviderRequest, ProviderSchemas, ReadDataSourceRequest, ReadDataSourceResponse,
+    ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
+    ImportResourceStateRequest, ImportResourceStateResponse, ImportedResource,
+    PlanResourceChangeRequest, PlanResourceChangeResponse, ProviderSchemas, ReadDataSourceRequest,
+    ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse,
 };
 use tfplugin::{Diagnostic, Diagnostics, Provider, Value};
 
@@ -22,6 +26,25 @@ impl GpuProvider {
     pub fn configured(&self) -> Option<ProviderConfig> {
         self.config.read().ok().and_then(|c| c.clone())
     }
+
+    /// What node pools need of the provider block.
+    fn pool_settings(&self) -> node_pool::Settings {
+        let c = self.configured().unwrap_or_default();
+        let aws = c.aws.unwrap_or_default();
+        node_pool::Settings {
+            default_labels: c.default_labels.unwrap_or_default(),
+            max_monthly_usd: c.budget.and_then(|b| b.max_monthly_usd),
+            aws_profile: aws.profile,
+            eks_endpoint: aws.endpoints.and_then(|e| e.get("eks").cloned()),
+        }
+    }
+}
+
+/// A response for a resource type the provider does not have.
+fn unknown_resource<T: Default>(name: &str, set: impl FnOnce(&mut T, Diagnostics)) -> T {
+    let mut r = T::default();
+    set(&mut r, resources::unknown_type(name).into());
+    r
 }
 
 #[async_trait]
@@ -30,6 +53,7 @@ impl Provider for GpuProvider {
         ProviderSchemas {
             provider: config::schema(),
             data_sources: data_sources::schemas(),
+            resources: resources::schemas(),
             ..Default::default()
         }
     }
@@ -40,6 +64,101 @@ impl Provider for GpuProvider {
 
     async fn validate_data_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
         data_sources::validate(type_name, config)
+    }
+
+    async fn validate_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
+        match type_name {
+            node_pool::TYPE_NAME => {
+                node_pool::validate(config, gpu_core::catalog::Catalog::embedded())
+            }
+            other => resources::unknown_type(other).into(),
+        }
+    }
+
+    async fn plan_resource_change(
+        &self,
+        request: PlanResourceChangeRequest,
+    ) -> PlanResourceChangeResponse {
+        match request.type_name.as_str() {
+            node_pool::TYPE_NAME => node_pool::plan::plan(
+                &request,
+                &self.pool_settings(),
+                gpu_core::catalog::Catalog::embedded(),
+            ),
+            other => unknown_resource(other, |r: &mut PlanResourceChangeResponse, d| {
+                r.diagnostics = d
+            }),
+        }
+    }
+
+    async fn apply_resource_change(
+        &self,
+        request: ApplyResourceChangeRequest,
+    ) -> ApplyResourceChangeResponse {
+        match request.type_name.as_str() {
+            node_pool::TYPE_NAME => {
+                node_pool::apply::apply(
+                    &request.prior_state,
+                    &request.planned_state,
+                    &self.pool_settings(),
+                    gpu_core::catalog::Catalog::embedded(),
+                )
+                .await
+            }
+            other => unknown_resource(other, |r: &mut ApplyResourceChangeResponse, d| {
+                r.new_state = request.prior_state.clone();
+                r.diagnostics = d;
+            }),
+        }
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequest) -> ReadResourceResponse {
+        match request.type_name.as_str() {
+            node_pool::TYPE_NAME => {
+                let mut r = node_pool::apply::read(
+                    &request.current_state,
+                    &self.pool_settings(),
+                    gpu_core::catalog::Catalog::embedded(),
+                )
+                .await;
+                r.private = request.private;
+                r
+            }
+            other => unknown_resource(other, |r: &mut ReadResourceResponse, d| {
+                r.new_state = request.current_state.clone();
+                r.diagnostics = d;
+            }),
+        }
+    }
+
+    async fn import_resource_state(
+        &self,
+        request: ImportResourceStateRequest,
+    ) -> ImportResourceStateResponse {
+        if request.type_name != node_pool::TYPE_NAME {
+            return unknown_resource(
+                &request.type_name,
+                |r: &mut ImportResourceStateResponse, d| r.diagnostics = d,
+            );
+        }
+        let keys: Vec<String> = match node_pool::schema().value_type() {
+            tfplugin::Type::Object(o) => o.attributes.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        match node_pool::read::import_state(&request.id, &keys) {
+            Ok(state) => ImportResourceStateResponse {
+                imported: vec![ImportedResource {
+                    type_name: request.type_name,
+                    state,
+                    private: Vec::new(),
+                }],
+                diagnostics: Diagnostics::new(),
+            },
+            Err(why) => ImportResourceStateResponse {
+                imported: Vec::new(),
+                diagnostics: Diagnostic::error("Invalid import id", why).into(),
+            },
+        }
     }
 
     async fn configure_provider(&self, request: ConfigureProviderRequest) -> Diagnostics {

@@ -1,0 +1,395 @@
+//! `ApplyResourceChange` and `ReadResource` for `gpu_node_pool` on EKS: every call goes
+//! to the cloud, and the state returned always matches what exists there.
+
+use std::collections::BTreeSet;
+
+use gpu_core::catalog::Catalog;
+use gpu_core::cloud::aws::{Eks, EksOptions};
+use gpu_core::cloud::{CloudError, NodeGroup, NodeGroups};
+use gpu_core::offer::Cloud;
+use gpu_core::pool::reconcile::{self, Placement};
+use gpu_core::pool::spec::LABEL_POOL;
+use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
+
+use super::desired::{self, Settings};
+use super::groups;
+use super::inputs::{self, text};
+use super::plan::set;
+use super::read::{group_names, state_from_live};
+
+/// Connects to EKS in `region` with the provider's AWS settings and the usual chain.
+pub async fn connect(settings: &Settings, region: &str) -> Eks {
+    Eks::connect(&EksOptions {
+        region: Some(region.to_string()),
+        endpoint_url: settings.eks_endpoint.clone(),
+        profile: settings.aws_profile.clone(),
+        backoff: None,
+    })
+    .await
+}
+
+/// Creates, updates or destroys the pool so the cloud matches `planned`.
+pub async fn apply(
+    prior: &Value,
+    planned: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> ApplyResourceChangeResponse {
+    let api = connect(
+        settings,
+        &text(if planned.is_null() { prior } else { planned }, "region"),
+    )
+    .await;
+    apply_with(&api, prior, planned, settings, catalog).await
+}
+
+/// [`apply`] against any [`NodeGroups`] (the tests use the in-memory fake).
+pub async fn apply_with(
+    api: &dyn NodeGroups,
+    prior: &Value,
+    planned: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> ApplyResourceChangeResponse {
+    if planned.is_null() {
+        return destroy(api, prior, settings, catalog).await;
+    }
+    let mut diags = Diagnostics::new();
+    let timeouts = inputs::timeouts(planned, &mut diags);
+    let spec = match desired::validate(planned, catalog) {
+        Ok(s) => s,
+        Err(d) => return failed(prior.clone(), d),
+    };
+    if spec.cloud != Cloud::Aws {
+        return failed(
+            prior.clone(),
+            Diagnostic::error(
+                "Node pools on this cloud are not supported yet",
+                format!(
+                    "`cloud = \"{}\"`: only aws node pools can be created today.",
+                    spec.cloud
+                ),
+            )
+            .at(AttributePath::attr("cloud"))
+            .into(),
+        );
+    }
+    let want = desired::with_types(spec, None, catalog, settings);
+    let cluster = want.spec.cluster.clone();
+    let aws = inputs::aws_settings(planned);
+    let Some(node_role_arn) = aws.node_role_arn.clone() else {
+        return failed(
+            prior.clone(),
+            Diagnostic::error(
+                "Missing aws.node_role_arn",
+                "`aws.node_role_arn` is required on aws.",
+            )
+            .at(AttributePath::attr("aws").then_attr("node_role_arn"))
+            .into(),
+        );
+    };
+    let subnets = match aws.subnet_ids.clone().filter(|s| !s.is_empty()) {
+        Some(s) => s,
+        None => match api.cluster_subnets(&cluster).await {
+            Ok(s) if !s.is_empty() => s,
+            Ok(_) => {
+                return failed(
+                    prior.clone(),
+                    cloud_error(
+                        &format!("EKS cluster `{cluster}` reports no subnets; set aws.subnet_ids"),
+                        None,
+                    ),
+                );
+            }
+            Err(e) => {
+                return failed(
+                    prior.clone(),
+                    cloud_error(
+                        &format!("reading the subnets of EKS cluster `{cluster}`"),
+                        Some(&e),
+                    ),
+                );
+            }
+        },
+    };
+    let names = all_names(prior, &want.spec.name);
+    let live = match reconcile::read(api, &cluster, &names).await {
+        Ok(l) => l,
+        Err(e) => {
+            return failed(
+                prior.clone(),
+                cloud_error(
+                    &format!("reading the node groups of `{}`", want.spec.name),
+                    Some(&e),
+                ),
+            );
+        }
+    };
+    let (live, foreign) = split_ownership(prior, &want.spec.name, live, false);
+    if let Some(g) = foreign
+        .iter()
+        .find(|g| want.groups.iter().any(|d| d.name == g.name))
+    {
+        return failed(prior.clone(), foreign_group(&cluster, &want.spec.name, g));
+    }
+    let placement = Placement {
+        node_role_arn,
+        subnets: subnets.clone(),
+    };
+    let seed = format!("{}-{}", want.spec.name, unique_suffix());
+    let outcome = reconcile::apply(
+        api,
+        &cluster,
+        &want.groups,
+        &live,
+        &placement,
+        &timeouts,
+        &seed,
+    )
+    .await;
+    let mut state = planned.clone();
+    if let Some(Value::Object(aws)) = match &mut state {
+        Value::Object(m) => m.get_mut("aws"),
+        _ => None,
+    } {
+        aws.insert(
+            "subnet_ids".into(),
+            Value::List(subnets.iter().map(Value::string).collect()),
+        );
+    }
+    match outcome.error {
+        None => {
+            set(&mut state, "node_groups", ordered_groups(&outcome.live));
+            ApplyResourceChangeResponse {
+                new_state: null_unknowns(state),
+                diagnostics: diags,
+                ..Default::default()
+            }
+        }
+        Some(e) => {
+            let state = null_unknowns(state);
+            let new_state =
+                state_from_live(&state, &outcome.live, &settings.default_labels, catalog);
+            diags.push(Diagnostic::error(
+                format!("Applying gpu_node_pool `{}` failed", want.spec.name),
+                format!(
+                    "{e}\nThe state records exactly the node groups that exist; run `terraform apply` again to finish (Terraform may plan a replacement if the pool was being created)."
+                ),
+            ));
+            ApplyResourceChangeResponse {
+                new_state,
+                diagnostics: diags,
+                ..Default::default()
+            }
+        }
+    }
+}
+
+/// Deletes every node group of the pool and waits until they are gone.
+async fn destroy(
+    api: &dyn NodeGroups,
+    prior: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> ApplyResourceChangeResponse {
+    let mut diags = Diagnostics::new();
+    let timeouts = inputs::timeouts(prior, &mut diags);
+    let cluster = text(prior, "cluster");
+    let name = text(prior, "name");
+    let live = match reconcile::read(api, &cluster, &all_names(prior, &name)).await {
+        Ok(l) => l,
+        Err(e) => {
+            return failed(
+                prior.clone(),
+                cloud_error(&format!("reading the node groups of `{name}`"), Some(&e)),
+            );
+        }
+    };
+    // Only the pool's own groups are deleted, never a stranger's of the same name.
+    let (mine, _) = split_ownership(prior, &name, live, false);
+    let names: Vec<String> = mine.into_iter().map(|g| g.name).collect();
+    let outcome = reconcile::destroy(api, &cluster, &names, timeouts.delete).await;
+    match outcome.error {
+        None => ApplyResourceChangeResponse {
+            new_state: Value::Null,
+            diagnostics: diags,
+            ..Default::default()
+        },
+        Some(e) => {
+            diags.push(Diagnostic::error(
+                format!("Destroying gpu_node_pool `{}` failed", text(prior, "name")),
+                format!("{e}\nThe state keeps the node groups that still exist; run `terraform destroy` again."),
+            ));
+            ApplyResourceChangeResponse {
+                new_state: state_from_live(prior, &outcome.live, &settings.default_labels, catalog),
+                diagnostics: diags,
+                ..Default::default()
+            }
+        }
+    }
+}
+
+/// Reads the pool from EKS; `Value::Null` in the response when no group exists any more.
+pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> ReadResourceResponse {
+    if text(prior, "cloud") != Cloud::Aws.as_str() {
+        return ReadResourceResponse {
+            new_state: prior.clone(),
+            ..Default::default()
+        };
+    }
+    let api = connect(settings, &text(prior, "region")).await;
+    read_with(&api, prior, settings, catalog).await
+}
+
+/// [`read`] against any [`NodeGroups`].
+pub async fn read_with(
+    api: &dyn NodeGroups,
+    prior: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> ReadResourceResponse {
+    let cluster = text(prior, "cluster");
+    let names = all_names(prior, &text(prior, "name"));
+    let live = match reconcile::read(api, &cluster, &names).await {
+        Ok(l) => l,
+        Err(e) => {
+            return ReadResourceResponse {
+                new_state: prior.clone(),
+                diagnostics: cloud_error(
+                    &format!("reading the node groups of `{}`", text(prior, "name")),
+                    Some(&e),
+                ),
+                ..Default::default()
+            };
+        }
+    };
+    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
+    let (live, _) = split_ownership(prior, &text(prior, "name"), live, importing);
+    let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
+    let mut diagnostics = Diagnostics::new();
+    if !state.is_null() && state.get_attr("monthly_usd").is_none_or(Value::is_null) {
+        // Imported: price what is live, with no change to report.
+        match price_imported(&state, settings, catalog) {
+            Ok(values) => {
+                for (k, v) in values {
+                    set(&mut state, k, v);
+                }
+            }
+            Err(d) => diagnostics.extend(d),
+        }
+    }
+    ReadResourceResponse {
+        new_state: state,
+        diagnostics,
+        ..Default::default()
+    }
+}
+
+/// Cost attributes of an imported pool (delta 0: importing changes nothing).
+fn price_imported(
+    state: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> Result<Vec<(&'static str, Value)>, Diagnostics> {
+    let spec = desired::validate(state, catalog)?;
+    let want = desired::with_types(spec, None, catalog, settings);
+    let p = desired::price(&want, None)?;
+    let prior = gpu_core::cost::PriorCost::from(&p);
+    let p = desired::price(&want, Some(prior))?;
+    Ok(desired::cost_values(&p))
+}
+
+/// The pool's group names: the two it may have and any recorded in state.
+fn all_names(prior: &Value, name: &str) -> Vec<String> {
+    let mut set: BTreeSet<String> = group_names(name).into_iter().collect();
+    set.extend(groups::names(prior.get_attr("node_groups")));
+    set.into_iter().collect()
+}
+
+/// Splits live groups into the pool's own and strangers with the same names. Ours: every
+/// group when `adopt_all` (import), else those recorded in the prior state's
+/// `node_groups` or tagged `gpu.tf/pool = <name>` (so an interrupted create is adopted).
+fn split_ownership(
+    prior: &Value,
+    pool: &str,
+    live: Vec<NodeGroup>,
+    adopt_all: bool,
+) -> (Vec<NodeGroup>, Vec<NodeGroup>) {
+    if adopt_all {
+        return (live, Vec::new());
+    }
+    let recorded: BTreeSet<String> = groups::names(prior.get_attr("node_groups"))
+        .into_iter()
+        .collect();
+    live.into_iter().partition(|g| {
+        recorded.contains(&g.name) || g.tags.get(LABEL_POOL).is_some_and(|p| p == pool)
+    })
+}
+
+/// The error for a node group of the pool's name that is not the pool's.
+fn foreign_group(cluster: &str, pool: &str, g: &NodeGroup) -> Diagnostics {
+    Diagnostic::error(
+        format!("Node group `{}` already exists and is not this pool's", g.name),
+        format!(
+            "EKS cluster `{cluster}` already has a node group `{}` that this pool did not create (it is not in the state and has no `{LABEL_POOL} = {pool}` tag). Nothing was changed. Import it into this resource (`terraform import <address> aws/<region>/{cluster}/{pool}`) if it belongs to the pool, or give the pool another `name`.",
+            g.name
+        ),
+    )
+    .at(AttributePath::attr("name"))
+    .into()
+}
+
+/// Live groups sorted by name (`-od` before `-spot`), as `node_groups`.
+fn ordered_groups(live: &[NodeGroup]) -> Value {
+    let mut v = live.to_vec();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    groups::live(&v)
+}
+
+/// A state with every unknown left replaced by null (a new state may hold no unknowns).
+fn null_unknowns(v: Value) -> Value {
+    match v {
+        Value::Unknown(_) => Value::Null,
+        Value::Object(m) => {
+            Value::Object(m.into_iter().map(|(k, v)| (k, null_unknowns(v))).collect())
+        }
+        Value::Map(m) => Value::Map(m.into_iter().map(|(k, v)| (k, null_unknowns(v))).collect()),
+        Value::List(l) => Value::List(l.into_iter().map(null_unknowns).collect()),
+        Value::Set(l) => Value::Set(l.into_iter().map(null_unknowns).collect()),
+        other => other,
+    }
+}
+
+/// Fails before any change: the state stays as it was.
+fn failed(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
+    ApplyResourceChangeResponse {
+        new_state: null_unknowns(state),
+        diagnostics,
+        ..Default::default()
+    }
+}
+
+/// An error diagnostic for a failed cloud call.
+fn cloud_error(what: &str, e: Option<&CloudError>) -> Diagnostics {
+    let detail = match e {
+        Some(e) => format!("{what}: {e}"),
+        None => what.to_string(),
+    };
+    Diagnostic::error("EKS call failed", detail).into()
+}
+
+/// Nanoseconds since the epoch in base 36: a fresh idempotency seed per apply.
+fn unique_suffix() -> String {
+    let mut n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(digits[(n % 36) as usize]);
+        n /= 36;
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}

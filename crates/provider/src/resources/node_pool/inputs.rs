@@ -1,0 +1,310 @@
+//! Reading a `gpu_node_pool` object (config, plan or state) into typed inputs, and
+//! finding the inputs that must be known at plan time.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use gpu_core::pool::{NodePoolConfig, TaintConfig, reconcile::Timeouts};
+use tfplugin::{AttributePath, Diagnostics, Value};
+
+use super::duration::parse_duration;
+
+/// Inputs the cost preview needs, which therefore must be known when planning.
+pub const COST_INPUTS: [&str; 6] = [
+    "cloud",
+    "region",
+    "gpu",
+    "gpu_count",
+    "min_nodes",
+    "max_nodes",
+];
+
+/// The string at `name`, or `""` when null or unknown.
+pub fn text(v: &Value, name: &str) -> String {
+    v.get_attr(name)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The known string at `name`.
+pub fn opt_text(v: &Value, name: &str) -> Option<String> {
+    v.get_attr(name).and_then(Value::as_str).map(str::to_string)
+}
+
+/// The known number at `name` as an integer: fractions and huge values become -1 so
+/// validation reports them.
+pub fn int(v: &Value, name: &str) -> Option<i64> {
+    v.get_attr(name).and_then(Value::as_number).map(|n| {
+        if n.is_integer() {
+            n.as_i64().unwrap_or(-1)
+        } else {
+            -1
+        }
+    })
+}
+
+/// The known list of strings at `name` (unknown elements skipped).
+pub fn strings(v: &Value, name: &str) -> Option<Vec<String>> {
+    v.get_attr(name).and_then(Value::as_elements).map(|e| {
+        e.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    })
+}
+
+/// The known map of strings at `name` (unknown values skipped).
+pub fn string_map(v: &Value, name: &str) -> BTreeMap<String, String> {
+    v.get_attr(name)
+        .and_then(Value::as_entries)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `capacity` block's (spot, on_demand_min): all on-demand when the block is absent.
+pub fn capacity(v: &Value) -> (bool, i64) {
+    match v.get_attr("capacity").filter(|c| !c.is_null()) {
+        None => (false, 0),
+        Some(c) => (
+            c.get_attr("spot").and_then(Value::as_bool).unwrap_or(true),
+            int(c, "on_demand_min").unwrap_or(0),
+        ),
+    }
+}
+
+/// The pool configuration as the core validates it.
+pub fn pool_config(v: &Value) -> NodePoolConfig {
+    let (spot, on_demand_min) = capacity(v);
+    let taints = v
+        .get_attr("taint")
+        .and_then(Value::as_elements)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| TaintConfig {
+            key: text(t, "key"),
+            value: text(t, "value"),
+            effect: text(t, "effect"),
+        })
+        .collect();
+    NodePoolConfig {
+        cloud: text(v, "cloud"),
+        region: text(v, "region"),
+        cluster: text(v, "cluster"),
+        name: text(v, "name"),
+        gpu: text(v, "gpu"),
+        gpu_count: int(v, "gpu_count").unwrap_or(0),
+        instance_types: strings(v, "instance_types").unwrap_or_default(),
+        min_nodes: int(v, "min_nodes").unwrap_or(0),
+        max_nodes: int(v, "max_nodes").unwrap_or(0),
+        desired_nodes: int(v, "desired_nodes"),
+        spot,
+        on_demand_min,
+        reclaim: opt_text(v, "reclaim"),
+        driver: opt_text(v, "driver"),
+        labels: string_map(v, "labels"),
+        taints,
+        tags: string_map(v, "tags"),
+    }
+}
+
+/// Errors for cost inputs that are not known yet: the plan must show the money.
+pub fn require_known(config: &Value) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    let mut check = |path: AttributePath, v: Option<&Value>| {
+        if v.is_some_and(|v| !v.is_wholly_known()) {
+            let name = path.to_string();
+            d.attr_error(
+                path,
+                format!("{name} must be known at plan time"),
+                format!(
+                    "`{name}` depends on a value known only after apply, but the cost preview in the plan needs it. Set it from variables, locals or data sources (e.g. `gpu_spot_offer`), or create what it depends on first with `-target`."
+                ),
+            );
+        }
+    };
+    for name in COST_INPUTS {
+        check(AttributePath::attr(name), config.get_attr(name));
+    }
+    check(
+        AttributePath::attr("instance_types"),
+        config.get_attr("instance_types"),
+    );
+    check(
+        AttributePath::attr("desired_nodes"),
+        config.get_attr("desired_nodes"),
+    );
+    if let Some(c) = config.get_attr("capacity") {
+        if !c.is_known() {
+            check(AttributePath::attr("capacity"), Some(c));
+        } else {
+            for a in ["spot", "on_demand_min"] {
+                check(AttributePath::attr("capacity").then_attr(a), c.get_attr(a));
+            }
+        }
+    }
+    d
+}
+
+/// The `aws` block's settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AwsSettings {
+    /// The node role, when known.
+    pub node_role_arn: Option<String>,
+    /// Subnets, when known and set.
+    pub subnet_ids: Option<Vec<String>>,
+}
+
+/// Reads the `aws` block.
+pub fn aws_settings(v: &Value) -> AwsSettings {
+    match v.get_attr("aws").filter(|a| !a.is_null()) {
+        None => AwsSettings::default(),
+        Some(a) => AwsSettings {
+            node_role_arn: opt_text(a, "node_role_arn"),
+            subnet_ids: strings(a, "subnet_ids"),
+        },
+    }
+}
+
+/// Checks the `aws` block on an aws pool: a node role that looks like an IAM role ARN and
+/// subnet ids that look like subnet ids (unknown values pass).
+pub fn check_aws(config: &Value, d: &mut Diagnostics) {
+    let block = config.get_attr("aws").filter(|a| !a.is_null());
+    let Some(block) = block else {
+        d.attr_error(
+            AttributePath::attr("aws"),
+            "Missing aws block",
+            "A pool with `cloud = \"aws\"` needs `aws { node_role_arn = \"arn:aws:iam::<account>:role/<name>\" }`: EKS node groups run as an IAM role.",
+        );
+        return;
+    };
+    if !block.is_known() {
+        return;
+    }
+    let role_path = AttributePath::attr("aws").then_attr("node_role_arn");
+    match block.get_attr("node_role_arn") {
+        None | Some(Value::Null) => d.attr_error(
+            role_path,
+            "Missing aws.node_role_arn",
+            "`aws.node_role_arn` is required on aws: the IAM role EKS nodes run as, e.g. \"arn:aws:iam::123456789012:role/eks-node\".",
+        ),
+        Some(v) => {
+            if let Some(s) = v.as_str()
+                && !is_role_arn(s)
+            {
+                d.attr_error(
+                    role_path,
+                    "Invalid aws.node_role_arn",
+                    format!("`aws.node_role_arn` is {s:?}; it must be an IAM role ARN such as \"arn:aws:iam::123456789012:role/eks-node\"."),
+                );
+            }
+        }
+    }
+    if let Some(ids) = block.get_attr("subnet_ids").and_then(Value::as_elements) {
+        if ids.is_empty() {
+            d.attr_error(
+                AttributePath::attr("aws").then_attr("subnet_ids"),
+                "Empty aws.subnet_ids",
+                "`aws.subnet_ids` is empty; list at least one subnet id, or leave it unset to use the cluster's subnets.",
+            );
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(s) = id.as_str()
+                && !is_subnet_id(s)
+            {
+                d.attr_error(
+                    AttributePath::attr("aws").then_attr("subnet_ids").then_index(i as i64),
+                    "Invalid subnet id",
+                    format!("`aws.subnet_ids[{i}]` is {s:?}; a subnet id looks like \"subnet-0123456789abcdef0\"."),
+                );
+            }
+        }
+    }
+}
+
+/// `arn:<partition>:iam::<12 digits>:role/<path/name>`.
+fn is_role_arn(s: &str) -> bool {
+    let parts: Vec<&str> = s.splitn(6, ':').collect();
+    parts.len() == 6
+        && parts[0] == "arn"
+        && parts[1].starts_with("aws")
+        && parts[2] == "iam"
+        && parts[3].is_empty()
+        && parts[4].len() == 12
+        && parts[4].chars().all(|c| c.is_ascii_digit())
+        && parts[5]
+            .strip_prefix("role/")
+            .is_some_and(|n| !n.is_empty())
+}
+
+/// `subnet-` and 8 or 17 hex digits.
+fn is_subnet_id(s: &str) -> bool {
+    s.strip_prefix("subnet-")
+        .is_some_and(|h| matches!(h.len(), 8 | 17) && h.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The `timeouts` block, with defaults; errors name `timeouts.<op>`.
+pub fn timeouts(v: &Value, d: &mut Diagnostics) -> Timeouts {
+    let mut t = Timeouts::default();
+    let Some(block) = v.get_attr("timeouts").filter(|b| !b.is_null()) else {
+        return t;
+    };
+    let slots: [(&str, &mut Duration); 3] = [
+        ("create", &mut t.create),
+        ("update", &mut t.update),
+        ("delete", &mut t.delete),
+    ];
+    for (op, slot) in slots {
+        let Some(s) = block.get_attr(op).and_then(Value::as_str) else {
+            continue;
+        };
+        match parse_duration(s) {
+            Ok(dur) => *slot = dur,
+            Err(why) => d.attr_error(
+                AttributePath::attr("timeouts").then_attr(op),
+                format!("Invalid timeouts.{op}"),
+                format!("`timeouts.{op}` is {s:?}: {why}; write a duration such as \"45m\", \"1h30m\" or \"90s\"."),
+            ),
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arn_and_subnet_shapes() {
+        assert!(is_role_arn("arn:aws:iam::123456789012:role/eks-node"));
+        assert!(is_role_arn("arn:aws-us-gov:iam::123456789012:role/a/b"));
+        assert!(!is_role_arn("arn:aws:iam::123456789012:user/eks-node"));
+        assert!(!is_role_arn("arn:aws:iam::1234:role/x"));
+        assert!(!is_role_arn("eks-node"));
+        assert!(is_subnet_id("subnet-0123456789abcdef0"));
+        assert!(is_subnet_id("subnet-12345678"));
+        assert!(!is_subnet_id("subnet-xyz"));
+        assert!(!is_subnet_id("sg-12345678"));
+    }
+
+    #[test]
+    fn absent_capacity_is_all_on_demand_and_block_defaults_to_spot() {
+        let v = Value::object([("capacity", Value::Null)]);
+        assert_eq!(capacity(&v), (false, 0));
+        let v = Value::object([(
+            "capacity",
+            Value::object([("spot", Value::Null), ("on_demand_min", Value::number(2))]),
+        )]);
+        assert_eq!(capacity(&v), (true, 2));
+    }
+
+    #[test]
+    fn fractional_counts_are_reported_not_truncated() {
+        let v = Value::object([("gpu_count", Value::number(1.5))]);
+        assert_eq!(int(&v, "gpu_count"), Some(-1));
+    }
+}

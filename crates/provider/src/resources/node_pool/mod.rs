@@ -1,0 +1,58 @@
+//! `gpu_node_pool`: GPU node groups in a managed Kubernetes cluster (EKS today), with the
+//! cost of every change in the plan and state read from the cloud.
+
+pub mod apply;
+pub mod desired;
+pub mod duration;
+pub mod groups;
+pub mod inputs;
+pub mod paths;
+pub mod plan;
+pub mod read;
+pub mod schema;
+
+pub use desired::Settings;
+pub use schema::schema;
+
+use gpu_core::catalog::Catalog;
+use gpu_core::offer::Cloud;
+use tfplugin::{Diagnostics, Value};
+
+/// The resource's type name.
+pub const TYPE_NAME: &str = "gpu_node_pool";
+
+/// Static checks of a `gpu_node_pool` block (`terraform validate`): shapes of the
+/// values that are known; the catalog checks run when every cost input is known.
+pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    inputs::timeouts(config, &mut d);
+    let cloud = inputs::opt_text(config, "cloud");
+    if cloud.as_deref() == Some(Cloud::Aws.as_str()) {
+        inputs::check_aws(config, &mut d);
+    }
+    let known = inputs::COST_INPUTS
+        .iter()
+        .chain(
+            [
+                "capacity",
+                "instance_types",
+                "desired_nodes",
+                "taint",
+                "labels",
+                "tags",
+                "name",
+                "cluster",
+                "reclaim",
+                "driver",
+            ]
+            .iter(),
+        )
+        .all(|a| config.get_attr(a).is_none_or(Value::is_wholly_known));
+    if known && let Err(errors) = desired::validate(config, catalog) {
+        d.extend(errors);
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,313 @@
+//! `PlanResourceChange` for `gpu_node_pool`: validate, choose instance types, price the
+//! pool, fill in the computed attributes, and say what forces a replacement.
+
+use gpu_core::catalog::Catalog;
+use gpu_core::cost::{self, format_usd};
+use gpu_core::offer::Cloud;
+use gpu_core::pool::DriverPolicy;
+use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
+
+use super::desired::{self, Desired, Settings};
+use super::groups;
+use super::inputs::{self, strings, text};
+use super::schema::{COST_ATTRIBUTES, REPLACE_ATTRIBUTES};
+
+/// Plans a create, update, replace or destroy of one pool.
+pub fn plan(
+    req: &PlanResourceChangeRequest,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> PlanResourceChangeResponse {
+    let prior = &req.prior_state;
+    let proposed = &req.proposed_new_state;
+    if proposed.is_null() {
+        return PlanResourceChangeResponse {
+            planned_state: Value::Null,
+            diagnostics: destroy_preview(prior),
+            ..Default::default()
+        };
+    }
+    let fail = |diagnostics: Diagnostics| PlanResourceChangeResponse {
+        planned_state: proposed.clone(),
+        diagnostics,
+        ..Default::default()
+    };
+    let mut diags = inputs::require_known(&req.config);
+    if diags.has_errors() {
+        return fail(diags);
+    }
+    let mut timeouts_diags = Diagnostics::new();
+    inputs::timeouts(proposed, &mut timeouts_diags);
+    diags.extend(timeouts_diags);
+    // Only what the user wrote counts as pinned; a value from state was a choice.
+    let mut cfg_view = proposed.clone();
+    if req
+        .config
+        .get_attr("instance_types")
+        .is_some_and(Value::is_null)
+        && let Value::Object(m) = &mut cfg_view
+    {
+        m.insert("instance_types".into(), Value::Null);
+    }
+    let spec = match desired::validate(&cfg_view, catalog) {
+        Ok(s) => s,
+        Err(d) => {
+            diags.extend(d);
+            return fail(diags);
+        }
+    };
+    if spec.cloud == Cloud::Aws {
+        inputs::check_aws(proposed, &mut diags);
+    }
+    let kept = kept_types(prior, proposed, &req.config);
+    let want = desired::with_types(spec, kept, catalog, settings);
+    let replace = replace_paths(prior, proposed, &want);
+    // A replacement is priced as a new pool (Terraform plans the create part again with
+    // no prior state); the delta against the pool it replaces goes in the warning.
+    let prior_cost = if replace.is_empty() {
+        desired::prior_cost(prior)
+    } else {
+        None
+    };
+    let preview = match desired::price(&want, prior_cost) {
+        Ok(p) => p,
+        Err(d) => {
+            diags.extend(d);
+            return fail(diags);
+        }
+    };
+    if let Some(budget) = settings.max_monthly_usd
+        && let Err(e) = cost::check_budget(&preview, budget)
+    {
+        diags.push(
+            Diagnostic::error("Over budget", e.to_string()).at(AttributePath::attr("max_nodes")),
+        );
+    }
+    if want.spec.cloud != Cloud::Aws {
+        diags.push(
+            Diagnostic::error(
+                format!("Node pools on {} are not supported yet", want.spec.cloud),
+                format!(
+                    "`cloud = \"{}\"`: this version of the provider creates node pools on aws (EKS) only; azure (AKS) and gcp (GKE) are planned. The same pool there would cost {}/month at min_nodes ({}/month at max_nodes) by the catalog.",
+                    want.spec.cloud,
+                    format_usd(preview.monthly_usd),
+                    format_usd(preview.monthly_usd_max)
+                ),
+            )
+            .at(AttributePath::attr("cloud")),
+        );
+    }
+    if diags.has_errors() {
+        return fail(diags);
+    }
+    let mut planned = proposed.clone();
+    fill(&mut planned, prior, &want, &desired::cost_values(&preview));
+    if !prior.is_null() && same_apart_from_cost(&planned, prior) {
+        // Nothing changes: keep the prices of the last change, so the plan stays empty.
+        for a in COST_ATTRIBUTES {
+            set(
+                &mut planned,
+                a,
+                prior.get_attr(a).cloned().unwrap_or(Value::Null),
+            );
+        }
+        set(
+            &mut planned,
+            "node_groups",
+            prior
+                .get_attr("node_groups")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    } else {
+        diags.push(cost_warning(&want, &preview, prior, !replace.is_empty()));
+    }
+    PlanResourceChangeResponse {
+        planned_state: planned,
+        requires_replace: replace,
+        planned_private: req.prior_private.clone(),
+        diagnostics: diags,
+    }
+}
+
+/// The prior's chosen instance types, when the user pins none and nothing they depend on
+/// changed: choosing again would replace the pool whenever the catalog's order moved.
+fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<String>> {
+    if !config.get_attr("instance_types").is_none_or(Value::is_null) {
+        return None;
+    }
+    if prior.is_null() {
+        return Some(Vec::new());
+    }
+    let same = ["cloud", "region", "gpu", "gpu_count"]
+        .iter()
+        .all(|a| prior.get_attr(a) == proposed.get_attr(a))
+        && inputs::capacity(prior).0 == inputs::capacity(proposed).0;
+    let prior_types = strings(prior, "instance_types").filter(|t| !t.is_empty());
+    Some(if same {
+        prior_types.unwrap_or_default()
+    } else {
+        Vec::new()
+    })
+}
+
+/// Writes the computed attributes of a planned pool.
+fn fill(planned: &mut Value, prior: &Value, want: &Desired, costs: &[(&'static str, Value)]) {
+    let id = if planned_known(planned, &["region", "cluster", "name"]) {
+        Value::string(format!(
+            "{}/{}/{}/{}",
+            want.spec.cloud,
+            want.spec.region,
+            text(planned, "cluster"),
+            text(planned, "name")
+        ))
+    } else {
+        Value::unknown()
+    };
+    set(planned, "id", id);
+    set(
+        planned,
+        "instance_types",
+        Value::List(want.spec.instance_types.iter().map(Value::string).collect()),
+    );
+    for (k, v) in costs {
+        set(planned, k, v.clone());
+    }
+    let arns = groups::arns(prior.get_attr("node_groups"));
+    let ng = if planned_known(planned, &["name"]) {
+        groups::planned(&want.groups, &arns)
+    } else {
+        Value::unknown()
+    };
+    set(planned, "node_groups", ng);
+    // Subnets default to the cluster's, read at apply; keep what state knows.
+    if let Some(Value::Object(aws)) = planned_attr_mut(planned, "aws")
+        && aws.get("subnet_ids").is_none_or(Value::is_null)
+    {
+        let prior_subnets = prior
+            .get_attr("aws")
+            .and_then(|a| a.get_attr("subnet_ids"))
+            .filter(|s| !s.is_null())
+            .cloned();
+        aws.insert(
+            "subnet_ids".into(),
+            prior_subnets.unwrap_or_else(Value::unknown),
+        );
+    }
+}
+
+/// Whether every attribute in `names` is known in `v`.
+fn planned_known(v: &Value, names: &[&str]) -> bool {
+    names
+        .iter()
+        .all(|n| v.get_attr(n).is_some_and(Value::is_wholly_known))
+}
+
+/// The attribute `name` of object `v`, mutably.
+fn planned_attr_mut<'a>(v: &'a mut Value, name: &str) -> Option<&'a mut Value> {
+    match v {
+        Value::Object(m) => m.get_mut(name),
+        _ => None,
+    }
+}
+
+/// Sets attribute `name` of object `v`.
+pub(super) fn set(v: &mut Value, name: &str, value: Value) {
+    if let Value::Object(m) = v {
+        m.insert(name.to_string(), value);
+    }
+}
+
+/// Whether `planned` and `prior` agree on everything but the cost attributes and ARNs.
+fn same_apart_from_cost(planned: &Value, prior: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        for a in COST_ATTRIBUTES {
+            set(&mut v, a, Value::Null);
+        }
+        let ng = groups::without_arns(v.get_attr("node_groups")).unwrap_or(Value::Null);
+        set(&mut v, "node_groups", ng);
+        v
+    };
+    strip(planned) == strip(prior)
+}
+
+/// What changed that the node groups cannot change in place.
+fn replace_paths(prior: &Value, proposed: &Value, want: &Desired) -> Vec<AttributePath> {
+    if prior.is_null() {
+        return Vec::new();
+    }
+    let mut out: Vec<AttributePath> = REPLACE_ATTRIBUTES
+        .iter()
+        .filter(|a| **a != "instance_types")
+        .filter(|a| prior.get_attr(a) != proposed.get_attr(a))
+        .map(|a| AttributePath::attr(*a))
+        .collect();
+    let prior_types = strings(prior, "instance_types").unwrap_or_default();
+    if prior_types != want.spec.instance_types {
+        out.push(AttributePath::attr("instance_types"));
+    }
+    let driver = |v: &Value| {
+        inputs::opt_text(v, "driver")
+            .map_or(Some(DriverPolicy::default()), |s| DriverPolicy::parse(&s))
+    };
+    if driver(prior) != driver(proposed) {
+        out.push(AttributePath::attr("driver"));
+    }
+    let (pa, na) = (inputs::aws_settings(prior), inputs::aws_settings(proposed));
+    if pa.node_role_arn != na.node_role_arn {
+        out.push(AttributePath::attr("aws").then_attr("node_role_arn"));
+    }
+    if na.subnet_ids.is_some() && pa.subnet_ids != na.subnet_ids {
+        out.push(AttributePath::attr("aws").then_attr("subnet_ids"));
+    }
+    out
+}
+
+/// The one-line preview as a warning, so the approver sees the money.
+fn cost_warning(
+    want: &Desired,
+    p: &cost::CostPreview,
+    prior: &Value,
+    replaces: bool,
+) -> Diagnostic {
+    let name = &want.spec.name;
+    let mut detail = p.summary();
+    if replaces && let Some(old) = desired::prior_cost(prior) {
+        detail = format!(
+            "replaces pool `{name}` ({}/month now → {}/month, change {}): {detail}",
+            format_usd(old.monthly_usd),
+            format_usd(p.monthly_usd),
+            signed(p.monthly_usd - old.monthly_usd),
+        );
+    }
+    for n in &p.notes {
+        detail.push_str(&format!("\nNote: {n}."));
+    }
+    Diagnostic::warning(format!("Cost of gpu_node_pool `{name}`"), detail)
+}
+
+/// `+$1.00` / `-$1.00`.
+fn signed(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{}", format_usd(-x))
+    } else {
+        format!("+{}", format_usd(x))
+    }
+}
+
+/// The saving shown when a pool is destroyed.
+fn destroy_preview(prior: &Value) -> Diagnostics {
+    let Some(old) = desired::prior_cost(prior) else {
+        return Diagnostics::new();
+    };
+    Diagnostics::from(Diagnostic::warning(
+        format!("Cost of gpu_node_pool `{}`", text(prior, "name")),
+        format!(
+            "-{}/month: destroys the pool (up to {}/month at max_nodes)",
+            format_usd(old.monthly_usd),
+            format_usd(old.monthly_usd_max)
+        ),
+    ))
+}

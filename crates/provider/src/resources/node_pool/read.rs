@@ -1,0 +1,382 @@
+//! `ReadResource` and import for `gpu_node_pool`: the state rebuilt from the live node
+//! groups, keeping the user's spelling wherever it still describes what is live.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gpu_core::catalog::Catalog;
+use gpu_core::cloud::{CapacityType, NodeGroup};
+use gpu_core::pool::DriverPolicy;
+use gpu_core::pool::eks::{ON_DEMAND_SUFFIX, SPOT_SUFFIX};
+use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
+use tfplugin::Value;
+
+use super::groups;
+use super::inputs::{self, int, opt_text, string_map, strings, text};
+use super::plan::set;
+
+/// The names of the node groups a pool called `name` may have.
+pub fn group_names(name: &str) -> Vec<String> {
+    vec![
+        format!("{name}{ON_DEMAND_SUFFIX}"),
+        format!("{name}{SPOT_SUFFIX}"),
+    ]
+}
+
+/// The state for `live` (the pool's groups as the cloud reports them), starting from
+/// `prior`; `Value::Null` when no group exists (the pool is gone).
+pub fn state_from_live(
+    prior: &Value,
+    live: &[NodeGroup],
+    default_labels: &BTreeMap<String, String>,
+    catalog: &Catalog,
+) -> Value {
+    if live.is_empty() {
+        return Value::Null;
+    }
+    let name = text(prior, "name");
+    let od = live
+        .iter()
+        .find(|g| g.name == format!("{name}{ON_DEMAND_SUFFIX}"));
+    let spot = live
+        .iter()
+        .find(|g| g.name == format!("{name}{SPOT_SUFFIX}"));
+    let mut s = prior.clone();
+    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
+    if importing {
+        fill_identity(&mut s, live, catalog);
+    }
+    sizes(&mut s, od, spot);
+    instance_types(&mut s, od, spot);
+    driver(&mut s, live);
+    labels(&mut s, live);
+    taints(&mut s, live);
+    tags(&mut s, live, default_labels);
+    aws_block(&mut s, live);
+    let mut ordered: Vec<NodeGroup> = live.to_vec();
+    ordered.sort_by(|a, b| a.name.cmp(&b.name));
+    set(&mut s, "node_groups", groups::live(&ordered));
+    s
+}
+
+/// On import: the GPU (from the `gpu.tf/model` label or the catalog), its count per node
+/// (from the catalog), and the capacity block (spot when a spot group exists).
+fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
+    let region = text(s, "region");
+    let first_type = live.iter().flat_map(|g| g.instance_types.first()).next();
+    let row = first_type.and_then(|t| {
+        catalog
+            .offers()
+            .iter()
+            .find(|o| o.instance_type == *t && (o.region == region || region.is_empty()))
+    });
+    let model = live
+        .iter()
+        .find_map(|g| g.labels.get(LABEL_MODEL).cloned())
+        .or_else(|| row.map(|o| o.gpu.name.to_string()));
+    set(s, "gpu", model.map_or(Value::Null, Value::string));
+    let count = row
+        .and_then(|o| o.gpu_count)
+        .filter(|n| n.fract() == 0.0)
+        .map_or(Value::Null, |n| Value::number(n as i64));
+    set(s, "gpu_count", count);
+    let has_spot = live.iter().any(|g| g.capacity_type == CapacityType::Spot);
+    if has_spot {
+        let odm = live
+            .iter()
+            .find(|g| g.capacity_type == CapacityType::OnDemand)
+            .map_or(0, |g| g.scaling.max);
+        set(
+            s,
+            "capacity",
+            Value::object([
+                ("spot", Value::Bool(true)),
+                ("on_demand_min", Value::number(odm)),
+            ]),
+        );
+    }
+    if s.get_attr("taint").is_none_or(Value::is_null) {
+        set(s, "taint", Value::List(Vec::new()));
+    }
+}
+
+/// `min_nodes`, `max_nodes`, `desired_nodes` and `capacity.on_demand_min` from the
+/// groups' scaling; the prior values stay when they map onto exactly what is live.
+fn sizes(s: &mut Value, od: Option<&NodeGroup>, spot: Option<&NodeGroup>) {
+    let (spot_mode, prior_odm) = inputs::capacity(s);
+    let live_split = |g: Option<&NodeGroup>| g.map(|g| (g.scaling.min, g.scaling.max));
+    let (od_live, spot_live) = (live_split(od), live_split(spot));
+    let prior = (
+        int(s, "min_nodes"),
+        int(s, "max_nodes"),
+        int(s, "desired_nodes"),
+    );
+    if let (Some(min), Some(max)) = (prior.0, prior.1)
+        && min >= 0
+        && max >= 0
+        && prior_odm >= 0
+        && expected_split(spot_mode, min as u32, max as u32, prior_odm as u32)
+            == (od_live, spot_live)
+    {
+        desired_from_live(s, od, spot, spot_mode, prior_odm as u32, prior.2);
+        return;
+    }
+    let (min, max, odm) = if spot_mode {
+        let odm = od_live.map_or(0, |(_, max)| max);
+        let (smin, smax) = spot_live.unwrap_or((0, 0));
+        // A spot group at min 0 fits any min_nodes up to the floor: keep the prior one,
+        // or (on import) the floor, which is running anyway.
+        let min = if smin == 0 {
+            prior.0.map_or(odm, |p| (p.max(0) as u32).min(odm))
+        } else {
+            odm + smin
+        };
+        (min, odm + smax, odm)
+    } else {
+        let (min, max) = od_live.or(spot_live).unwrap_or((0, 0));
+        (min, max, 0)
+    };
+    set(s, "min_nodes", Value::number(min));
+    set(s, "max_nodes", Value::number(max));
+    if spot_mode
+        && i64::from(odm) != prior_odm
+        && let Some(Value::Object(c)) = match s {
+            Value::Object(m) => m.get_mut("capacity"),
+            _ => None,
+        }
+    {
+        c.insert("on_demand_min".into(), Value::number(odm));
+    }
+    desired_from_live(s, od, spot, spot_mode, odm, prior.2);
+}
+
+/// `desired_nodes` only when the user manages it: the sum of the groups' desired counts
+/// (the prior value when it maps onto them).
+fn desired_from_live(
+    s: &mut Value,
+    od: Option<&NodeGroup>,
+    spot: Option<&NodeGroup>,
+    spot_mode: bool,
+    odm: u32,
+    prior: Option<i64>,
+) {
+    let Some(prior) = prior else { return };
+    let od_d = od.map_or(0, |g| g.scaling.desired);
+    let sp_d = spot.map(|g| g.scaling.desired);
+    let maps = prior >= 0
+        && if spot_mode {
+            let rest = (prior as u32).saturating_sub(odm);
+            od_d == odm.min(od.map_or(0, |g| g.scaling.max))
+                && sp_d.is_none_or(|d| {
+                    let (min, max) = spot.map_or((0, 0), |g| (g.scaling.min, g.scaling.max));
+                    d == rest.clamp(min, max)
+                })
+        } else {
+            od_d == prior as u32
+        };
+    if !maps {
+        set(s, "desired_nodes", Value::number(od_d + sp_d.unwrap_or(0)));
+    }
+}
+
+/// The (od, spot) group sizes a pool of these counts maps to (None where omitted).
+type GroupSizes = (Option<(u32, u32)>, Option<(u32, u32)>);
+
+fn expected_split(spot: bool, min: u32, max: u32, odm: u32) -> GroupSizes {
+    if !spot {
+        return (Some((min, max)), None);
+    }
+    let od = odm.min(max);
+    let od_group = (od > 0).then_some((od, od));
+    let smax = max - od;
+    let spot_group = (smax > 0).then_some((min.saturating_sub(od), smax));
+    (od_group, spot_group)
+}
+
+/// `instance_types` from the spot group (or the on-demand one); the prior order stays
+/// when the set is the same.
+fn instance_types(s: &mut Value, od: Option<&NodeGroup>, spot: Option<&NodeGroup>) {
+    let Some(g) = spot.or(od) else { return };
+    let prior = strings(s, "instance_types").unwrap_or_default();
+    let set_of = |v: &[String]| v.iter().cloned().collect::<BTreeSet<_>>();
+    if set_of(&prior) != set_of(&g.instance_types) {
+        let live = Value::List(g.instance_types.iter().map(Value::string).collect());
+        set(s, "instance_types", live);
+    }
+}
+
+/// `driver` from the groups' AMI type; unset stays unset while it is the default.
+fn driver(s: &mut Value, live: &[NodeGroup]) {
+    let Some(ami) = live.first().map(|g| g.ami_type.as_str()) else {
+        return;
+    };
+    let prior =
+        opt_text(s, "driver").map_or(Some(DriverPolicy::default()), |d| DriverPolicy::parse(&d));
+    let now = DriverPolicy::parse(ami);
+    if prior != now {
+        let v = now.map_or_else(|| ami.to_string(), |d| d.as_str().to_string());
+        set(s, "driver", Value::string(v));
+    }
+}
+
+/// The user's labels: live labels without the reserved `gpu.tf/` ones; the first group
+/// that differs from the prior shows the drift.
+fn labels(s: &mut Value, live: &[NodeGroup]) {
+    let prior = string_map(s, "labels");
+    for g in live {
+        let user: BTreeMap<String, String> = g
+            .labels
+            .iter()
+            .filter(|(k, _)| !k.starts_with(RESERVED_LABEL_PREFIX))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if user != prior {
+            set(s, "labels", map_or_null(&user));
+            return;
+        }
+    }
+}
+
+/// The user's taints: live taints without the NVIDIA one; prior order kept when equal.
+fn taints(s: &mut Value, live: &[NodeGroup]) {
+    let nvidia = gpu_taint();
+    let prior: BTreeSet<(String, String, String)> = s
+        .get_attr("taint")
+        .and_then(Value::as_elements)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| {
+            let effect = gpu_core::pool::TaintEffect::parse(&text(t, "effect"))
+                .map_or_else(|| text(t, "effect"), |e| e.as_str().to_string());
+            (text(t, "key"), text(t, "value"), effect)
+        })
+        .collect();
+    for g in live {
+        let user: BTreeSet<(String, String, String)> = g
+            .taints
+            .iter()
+            .filter(|t| !(t.key == nvidia.key && t.effect == nvidia.effect))
+            .map(|t| {
+                (
+                    t.key.clone(),
+                    t.value.clone().unwrap_or_default(),
+                    t.effect.as_str().to_string(),
+                )
+            })
+            .collect();
+        if user != prior {
+            let list = user
+                .into_iter()
+                .map(|(k, v, e)| {
+                    Value::object([
+                        ("key", Value::string(k)),
+                        (
+                            "value",
+                            if v.is_empty() {
+                                Value::Null
+                            } else {
+                                Value::string(v)
+                            },
+                        ),
+                        ("effect", Value::string(e)),
+                    ])
+                })
+                .collect();
+            set(s, "taint", Value::List(list));
+            return;
+        }
+    }
+}
+
+/// The user's tags: live tags without `gpu.tf/pool` and without the provider's
+/// `default_labels` (unless the prior `tags` set that key too).
+fn tags(s: &mut Value, live: &[NodeGroup], default_labels: &BTreeMap<String, String>) {
+    let prior = string_map(s, "tags");
+    for g in live {
+        let user: BTreeMap<String, String> = g
+            .tags
+            .iter()
+            .filter(|(k, _)| !k.starts_with(RESERVED_LABEL_PREFIX))
+            .filter(|(k, v)| prior.contains_key(*k) || default_labels.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if user != prior {
+            set(s, "tags", map_or_null(&user));
+            return;
+        }
+    }
+}
+
+/// `aws.node_role_arn` and `aws.subnet_ids` from the groups.
+fn aws_block(s: &mut Value, live: &[NodeGroup]) {
+    let Some(g) = live.first() else { return };
+    let prior = inputs::aws_settings(s);
+    let subnets_same = prior.subnet_ids.as_ref().is_some_and(|p| {
+        p.iter().collect::<BTreeSet<_>>() == g.subnets.iter().collect::<BTreeSet<_>>()
+    });
+    let subnets = if subnets_same {
+        Value::List(
+            prior
+                .subnet_ids
+                .unwrap_or_default()
+                .iter()
+                .map(Value::string)
+                .collect(),
+        )
+    } else {
+        Value::List(g.subnets.iter().map(Value::string).collect())
+    };
+    let role = if prior.node_role_arn.as_deref() == Some(g.node_role_arn.as_str()) {
+        Value::string(prior.node_role_arn.unwrap_or_default())
+    } else {
+        Value::string(&g.node_role_arn)
+    };
+    set(
+        s,
+        "aws",
+        Value::object([("node_role_arn", role), ("subnet_ids", subnets)]),
+    );
+}
+
+/// A map value, or null when empty (so an unset attribute stays unset).
+fn map_or_null(m: &BTreeMap<String, String>) -> Value {
+    if m.is_empty() {
+        Value::Null
+    } else {
+        Value::Map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), Value::string(v)))
+                .collect(),
+        )
+    }
+}
+
+/// Parses an import id `aws/<region>/<cluster>/<name>` into a minimal state.
+pub fn import_state(id: &str, object_keys: &[String]) -> Result<Value, String> {
+    let parts: Vec<&str> = id.split('/').collect();
+    let [cloud, region, cluster, name] = parts.as_slice() else {
+        return Err(format!(
+            "the import id {id:?} must look like \"aws/<region>/<cluster>/<name>\", e.g. \"aws/us-east-1/train-east/train\""
+        ));
+    };
+    if *cloud != "aws" {
+        return Err(format!(
+            "the import id {id:?} names cloud {cloud:?}; only \"aws\" node pools can be imported today"
+        ));
+    }
+    if [region, cluster, name].iter().any(|p| p.is_empty()) {
+        return Err(format!(
+            "the import id {id:?} has an empty part; it must look like \"aws/<region>/<cluster>/<name>\""
+        ));
+    }
+    let mut m: BTreeMap<String, Value> = object_keys
+        .iter()
+        .map(|k| (k.clone(), Value::Null))
+        .collect();
+    m.insert("id".into(), Value::string(id));
+    m.insert("cloud".into(), Value::string(*cloud));
+    m.insert("region".into(), Value::string(*region));
+    m.insert("cluster".into(), Value::string(*cluster));
+    m.insert("name".into(), Value::string(*name));
+    m.insert("taint".into(), Value::List(Vec::new()));
+    Ok(Value::Object(m))
+}

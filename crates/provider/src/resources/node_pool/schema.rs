@@ -1,0 +1,131 @@
+//! The schema of `gpu_node_pool`: what users write and what the provider computes.
+
+use tfplugin::schema::{Attribute, Block, NestedBlock};
+use tfplugin::{Schema, Type};
+
+/// Computed cost attributes: refreshed only when the pool changes, so a plan with no
+/// change stays empty.
+pub const COST_ATTRIBUTES: [&str; 11] = [
+    "hourly_usd",
+    "hourly_usd_max",
+    "monthly_usd",
+    "monthly_usd_max",
+    "monthly_delta_usd",
+    "on_demand_usd_per_node_hour",
+    "spot_usd_per_node_hour",
+    "spot_priced_at_on_demand",
+    "price_source",
+    "price_as_of",
+    "cost_summary",
+];
+
+/// Attributes whose change replaces the pool (the node groups cannot change them in place).
+pub const REPLACE_ATTRIBUTES: [&str; 7] = [
+    "cloud",
+    "region",
+    "cluster",
+    "name",
+    "gpu",
+    "gpu_count",
+    "instance_types",
+];
+
+/// The cty type of one `node_groups` element.
+pub fn node_group_type() -> Type {
+    Type::object([
+        ("name", Type::String),
+        ("capacity_type", Type::String),
+        ("instance_types", Type::list(Type::String)),
+        ("ami_type", Type::String),
+        ("min_nodes", Type::Number),
+        ("max_nodes", Type::Number),
+        ("arn", Type::String),
+    ])
+}
+
+/// The resource's documentation: summary line first, then the EKS mapping, the cost
+/// preview and import.
+const DESCRIPTION: &str = r#"A GPU node pool in a managed Kubernetes cluster (EKS today; AKS and GKE are planned), with its cost shown in every plan.
+
+Every node carries the labels `gpu.tf/cloud`, `gpu.tf/model`, `gpu.tf/capacity-type` (`on-demand` or `spot`) and `gpu.tf/pool`, and the taint `nvidia.com/gpu=present:NoSchedule`, the same on every cloud: a workload moves cloud by changing one `nodeSelector` value. Reads always go to the cloud, so changes made outside Terraform show in the next plan.
+
+### How a pool maps onto EKS
+
+A pool is one or two EKS managed node groups in the existing cluster `cluster`:
+
+| node group | capacity type | size |
+|---|---|---|
+| `<name>-od` | `ON_DEMAND` | exactly `capacity.on_demand_min` nodes (min = max = desired); omitted when 0 |
+| `<name>-spot` | `SPOT` | min `min_nodes - on_demand_min` (at least 0), max `max_nodes - on_demand_min`, over all `instance_types`; omitted when its max is 0 |
+
+Without a `capacity` block the pool is one `<name>-od` group with `min_nodes`..`max_nodes` on-demand nodes. The AMI type comes from `driver` (`AL2023_x86_64_NVIDIA` by default). Node group tags are the provider's `default_labels`, then `tags`, then `gpu.tf/pool = <name>`. Scaling, labels, taints and tags change in place; instance types, the GPU, the AMI type, the node role, subnets, region, cluster and name cannot, and changing them replaces the pool (the node groups are deleted, then created again: the names do not allow both to exist). `desired_nodes` is left to the cluster autoscaler unless you set it.
+
+### Cost preview
+
+The plan computes, from the price catalog embedded in the provider (no cloud call):
+`hourly_usd` = on-demand nodes at `min_nodes` × the cheapest on-demand price among the instance types + spot nodes at `min_nodes` × the cheapest spot price (over types and zones); `hourly_usd_max` the same at `max_nodes`; `monthly_usd` and `monthly_usd_max` at 730 hours a month; `monthly_delta_usd` against the prior state (all of it for a new pool). Where the catalog has no spot price, spot nodes are priced at on-demand, `spot_priced_at_on_demand` is true and the figures are an upper bound. Every changed pool also gets a warning diagnostic with the same preview (`+$X/month, 1 on-demand + up to 3 spot p5.48xlarge in us-east-1 ...`), so the person approving the plan sees the money. A plan with no change keeps the figures of the last change (no perpetual diff). The provider's `budget.max_monthly_usd` fails the plan of any pool whose `monthly_usd_max` is above it.
+
+### Failures
+
+If creating the second node group fails, the first stays recorded in state and the error names the node groups that exist; Terraform marks a pool whose create failed as tainted, so the next apply replaces it. A failed update or delete records exactly the groups that still exist.
+
+A node group is the pool's when the state records it or it carries the tag `gpu.tf/pool = <name>`. If the cluster already has a `<name>-od` or `<name>-spot` group that is neither (someone else's), apply stops before any change with an error on `name`; such a group is never read into the state or deleted. Import the pool to adopt existing groups."#;
+
+/// The schema of `gpu_node_pool`.
+pub fn schema() -> Schema {
+    let block = Block::new(DESCRIPTION    )
+    .attribute(Attribute::computed("id", Type::String).describe("`<cloud>/<region>/<cluster>/<name>`, e.g. `aws/us-east-1/train-east/train`; the import id."))
+    .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the cluster: `aws`. (`azure` and `gcp` are planned and rejected with an error for now.) Changing it replaces the pool."))
+    .attribute(Attribute::required("region", Type::String).describe("Region of the cluster, e.g. `us-east-1`. Changing it replaces the pool."))
+    .attribute(Attribute::required("cluster", Type::String).describe("Name of the existing Kubernetes cluster the nodes join (the EKS cluster name). Changing it replaces the pool."))
+    .attribute(Attribute::required("name", Type::String).describe("Name of the pool: the node groups are `<name>-od` and `<name>-spot`, and nodes carry `gpu.tf/pool = <name>`. 1–58 letters, digits, `-` or `_`. Changing it replaces the pool."))
+    .attribute(Attribute::required("gpu", Type::String).describe("GPU model of every node, e.g. `H100`, `A100-80GB`, `L4` (see the `gpu_models` data source). Changing it replaces the pool."))
+    .attribute(Attribute::required("gpu_count", Type::Number).describe("GPUs per node; must be a size the cloud offers in the region (e.g. 8 for `p5.48xlarge`). Changing it replaces the pool."))
+    .attribute(Attribute::optional_computed("instance_types", Type::list(Type::String)).describe("Instance types of the nodes. When unset, up to 3 are chosen from the catalog at create (cheapest first, by spot price when spot is used) and kept; set it to pin them. Changing it replaces the pool."))
+    .attribute(Attribute::required("min_nodes", Type::Number).describe("Fewest nodes (on-demand floor included). `0` lets the pool scale to zero when `capacity.on_demand_min` is 0."))
+    .attribute(Attribute::required("max_nodes", Type::Number).describe("Most nodes (at least 1). The cost preview's `_max` figures are at this size."))
+    .attribute(Attribute::optional("desired_nodes", Type::Number).describe("Nodes wanted now. Leave unset when a cluster autoscaler owns the count: the provider then never changes it (except to clamp it into a new `[min_nodes, max_nodes]`)."))
+    .attribute(Attribute::optional("reclaim", Type::String).describe("What happens to a reclaimed spot VM: `delete` (the default). `stop` (keep the stopped VM and its disks) is not available on EKS managed node groups, which terminate reclaimed spot instances, and is rejected there."))
+    .attribute(Attribute::optional("driver", Type::String).describe("Node image, which fixes the NVIDIA driver and CUDA version: `al2023_nvidia` (default, EKS `AL2023_x86_64_NVIDIA`) or `bottlerocket_nvidia` (EKS `BOTTLEROCKET_x86_64_NVIDIA`). Changing it replaces the pool."))
+    .attribute(Attribute::optional("labels", Type::map(Type::String)).describe("Kubernetes labels added to every node (the `gpu.tf/` prefix is reserved). Updated in place."))
+    .attribute(Attribute::optional("tags", Type::map(Type::String)).describe("Cloud tags on the node groups, merged over the provider's `default_labels`; the pool adds `gpu.tf/pool`. Use them for spend breakdown (`team`, `project`)."))
+    .attribute(Attribute::computed("node_groups", Type::list(node_group_type())).describe("The cloud node groups of the pool as last read: `name`, `capacity_type` (`ON_DEMAND` or `SPOT`), `instance_types`, `ami_type`, `min_nodes`, `max_nodes`, `arn`."))
+    .attribute(Attribute::computed("hourly_usd", Type::Number).describe("USD per hour at `min_nodes`: the on-demand floor at on-demand price plus the rest at spot price."))
+    .attribute(Attribute::computed("hourly_usd_max", Type::Number).describe("USD per hour at `max_nodes`."))
+    .attribute(Attribute::computed("monthly_usd", Type::Number).describe("`hourly_usd` × 730 hours."))
+    .attribute(Attribute::computed("monthly_usd_max", Type::Number).describe("`hourly_usd_max` × 730 hours."))
+    .attribute(Attribute::computed("monthly_delta_usd", Type::Number).describe("Change of `monthly_usd` made by the planned change: against the prior state for an update, all of it for a create."))
+    .attribute(Attribute::computed("on_demand_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for on-demand nodes (the cheapest on-demand instance type); null when the pool has no on-demand nodes."))
+    .attribute(Attribute::computed("spot_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for spot nodes (the cheapest zone and type); null when the pool has no spot nodes."))
+    .attribute(Attribute::computed("spot_priced_at_on_demand", Type::Bool).describe("True when the catalog has no spot price for these instance types, so spot nodes are priced at on-demand: the figures are an upper bound."))
+    .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices came from (the catalog rows' sources)."))
+    .attribute(Attribute::computed("price_as_of", Type::String).describe("Date of the prices used (the oldest of the rows)."))
+    .attribute(Attribute::computed("cost_summary", Type::String).describe("The one-line cost preview shown as a plan warning, e.g. `+$72,234.40/month, 1 on-demand + up to 3 spot p5.48xlarge in us-east-1 (...)`."))
+    .block(NestedBlock::single(
+        "capacity",
+        Block::new("Spot or on-demand. Without this block every node is on-demand.")
+            .attribute(Attribute::optional("spot", Type::Bool).describe("Nodes above `on_demand_min` are spot (default `true` when the block is written)."))
+            .attribute(Attribute::optional("on_demand_min", Type::Number).describe("On-demand nodes always kept (default 0), at most `max_nodes`. They form the `<name>-od` node group; the rest is the `<name>-spot` group.")),
+    ))
+    .block(NestedBlock::list(
+        "taint",
+        Block::new("A Kubernetes taint added to every node, besides `nvidia.com/gpu=present:NoSchedule`. Updated in place.")
+            .attribute(Attribute::required("key", Type::String).describe("Taint key."))
+            .attribute(Attribute::optional("value", Type::String).describe("Taint value."))
+            .attribute(Attribute::required("effect", Type::String).describe("`NoSchedule`, `PreferNoSchedule` or `NoExecute`.")),
+    ))
+    .block(NestedBlock::single(
+        "aws",
+        Block::new("Settings used when `cloud = \"aws\"` (ignored on other clouds, so one module can carry every cloud's settings).")
+            .attribute(Attribute::optional("node_role_arn", Type::String).describe("IAM role the nodes run as (`arn:aws:iam::<account>:role/<name>`); required on aws. Changing it replaces the pool."))
+            .attribute(Attribute::optional_computed("subnet_ids", Type::list(Type::String)).describe("Subnets for the nodes; defaults to the cluster's subnets. Changing it replaces the pool.")),
+    ))
+    .block(NestedBlock::single(
+        "timeouts",
+        Block::new("How long to wait for the cloud, as durations like `45m`, `1h30m`, `90s`.")
+            .attribute(Attribute::optional("create", Type::String).describe("Creating the node groups until ACTIVE (default `45m`)."))
+            .attribute(Attribute::optional("update", Type::String).describe("Updating them until ACTIVE (default `45m`)."))
+            .attribute(Attribute::optional("delete", Type::String).describe("Deleting them until gone (default `30m`).")),
+    ));
+    Schema::new(block)
+}

@@ -1,0 +1,645 @@
+//! The resource end to end against the in-memory node groups: plan, apply, read, plan
+//! again, update, replace, import, destroy.
+
+use std::collections::BTreeMap;
+
+use gpu_core::catalog::Catalog;
+use gpu_core::cloud::fake::{FakeNodeGroups, Op};
+use gpu_core::cloud::{CapacityType, CloudError, NodeGroups};
+use tfplugin::provider::PlanResourceChangeRequest;
+use tfplugin::{Type, Value};
+
+use super::apply::{apply_with, read_with};
+use super::plan::plan;
+use super::read::import_state;
+use super::*;
+
+const ROLE: &str = "arn:aws:iam::123456789012:role/eks-node";
+
+/// p5.48xlarge in us-east-1: on-demand 55.04, cheapest spot (use1-az3) 20.9934.
+const OD: f64 = 55.04;
+const SPOT: f64 = 20.9934;
+
+fn catalog() -> &'static Catalog {
+    Catalog::embedded()
+}
+
+fn settings() -> Settings {
+    Settings {
+        default_labels: BTreeMap::from([("team".to_string(), "ml".to_string())]),
+        ..Settings::default()
+    }
+}
+
+/// An object of the resource's type with every attribute null but `pairs`.
+fn object(pairs: Vec<(&str, Value)>) -> Value {
+    let Type::Object(o) = schema().value_type() else {
+        unreachable!()
+    };
+    let mut m: BTreeMap<String, Value> = o
+        .attributes
+        .keys()
+        .map(|k| (k.clone(), Value::Null))
+        .collect();
+    m.insert("taint".into(), Value::List(Vec::new()));
+    for (k, v) in pairs {
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
+}
+
+fn list(items: &[&str]) -> Value {
+    Value::List(items.iter().map(|s| Value::string(*s)).collect())
+}
+
+/// The example pool: H100 × 8, 1–4 nodes, one on-demand, the rest spot.
+fn config() -> Value {
+    object(vec![
+        ("cloud", Value::string("aws")),
+        ("region", Value::string("us-east-1")),
+        ("cluster", Value::string("train-east")),
+        ("name", Value::string("train")),
+        ("gpu", Value::string("H100")),
+        ("gpu_count", Value::number(8)),
+        ("min_nodes", Value::number(1)),
+        ("max_nodes", Value::number(4)),
+        (
+            "capacity",
+            Value::object([
+                ("spot", Value::Bool(true)),
+                ("on_demand_min", Value::number(1)),
+            ]),
+        ),
+        ("labels", Value::map([("workload", Value::string("train"))])),
+        (
+            "taint",
+            Value::List(vec![Value::object([
+                ("key", Value::string("dedicated")),
+                ("value", Value::string("train")),
+                ("effect", Value::string("NoSchedule")),
+            ])]),
+        ),
+        ("tags", Value::map([("project", Value::string("llm"))])),
+        (
+            "aws",
+            Value::object([
+                ("node_role_arn", Value::string(ROLE)),
+                ("subnet_ids", Value::Null),
+            ]),
+        ),
+    ])
+}
+
+fn with(mut v: Value, name: &str, value: Value) -> Value {
+    plan::set(&mut v, name, value);
+    v
+}
+
+/// What Terraform proposes: the config, with computed values (and optional+computed ones
+/// left unset) taken from the prior state.
+fn proposed(config: &Value, prior: &Value) -> Value {
+    if prior.is_null() {
+        return config.clone();
+    }
+    let mut p = config.clone();
+    let block = schema().block;
+    for a in &block.attributes {
+        let unset = config.get_attr(&a.name).is_none_or(Value::is_null);
+        if a.is_computed() && unset {
+            plan::set(
+                &mut p,
+                &a.name,
+                prior.get_attr(&a.name).cloned().unwrap_or(Value::Null),
+            );
+        }
+    }
+    if let (Some(Value::Object(aws)), Some(prior_aws)) = (
+        match &mut p {
+            Value::Object(m) => m.get_mut("aws"),
+            _ => None,
+        },
+        prior.get_attr("aws"),
+    ) && aws.get("subnet_ids").is_none_or(Value::is_null)
+    {
+        aws.insert(
+            "subnet_ids".into(),
+            prior_aws
+                .get_attr("subnet_ids")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    }
+    p
+}
+
+fn plan_of(config: &Value, prior: &Value) -> tfplugin::provider::PlanResourceChangeResponse {
+    plan(
+        &PlanResourceChangeRequest {
+            type_name: TYPE_NAME.into(),
+            prior_state: prior.clone(),
+            proposed_new_state: proposed(config, prior),
+            config: config.clone(),
+            prior_private: Vec::new(),
+            provider_meta: None,
+            client_capabilities: Default::default(),
+        },
+        &settings(),
+        catalog(),
+    )
+}
+
+fn num(v: &Value, name: &str) -> f64 {
+    v.get_attr(name)
+        .and_then(Value::as_number)
+        .map(|n| n.as_f64())
+        .unwrap_or_else(|| panic!("{name} is not a number: {:?}", v.get_attr(name)))
+}
+
+fn errors(d: &tfplugin::Diagnostics) -> Vec<(String, String)> {
+    d.0.iter()
+        .filter(|x| x.is_error())
+        .map(|x| {
+            (
+                x.attribute
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+                x.detail.clone(),
+            )
+        })
+        .collect()
+}
+
+fn fake() -> FakeNodeGroups {
+    let f = FakeNodeGroups::new();
+    f.set_cluster_subnets(
+        "train-east",
+        vec!["subnet-0000000a".into(), "subnet-0000000b".into()],
+    );
+    f
+}
+
+/// Plan and apply `config` over `prior`; returns the new state.
+async fn plan_apply(api: &dyn NodeGroups, config: &Value, prior: &Value) -> Value {
+    let p = plan_of(config, prior);
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    let r = apply_with(api, prior, &p.planned_state, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    r.new_state
+}
+
+#[test]
+fn plan_prices_the_pool_from_the_catalog_rows_it_names() {
+    let p = plan_of(&config(), &Value::Null);
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    let s = &p.planned_state;
+    assert_eq!(s.get_attr("instance_types"), Some(&list(&["p5.48xlarge"])));
+    assert_eq!(num(s, "on_demand_usd_per_node_hour"), OD);
+    assert_eq!(num(s, "spot_usd_per_node_hour"), SPOT);
+    // min 1 = the on-demand floor; max 4 = 1 on-demand + 3 spot.
+    assert!((num(s, "hourly_usd") - OD).abs() < 1e-6);
+    assert!((num(s, "hourly_usd_max") - (OD + 3.0 * SPOT)).abs() < 1e-6);
+    assert!((num(s, "monthly_usd") - (OD * 730.0 * 100.0).round() / 100.0).abs() < 1e-9);
+    assert_eq!(num(s, "monthly_delta_usd"), num(s, "monthly_usd"));
+    assert_eq!(
+        s.get_attr("id"),
+        Some(&Value::string("aws/us-east-1/train-east/train"))
+    );
+    let warning = p
+        .diagnostics
+        .0
+        .iter()
+        .find(|d| !d.is_error())
+        .expect("a cost warning");
+    assert!(
+        warning.detail.starts_with("+$40,179.20/month"),
+        "{}",
+        warning.detail
+    );
+    assert!(
+        warning
+            .detail
+            .contains("1 on-demand + up to 3 spot p5.48xlarge in us-east-1")
+    );
+    let groups = s
+        .get_attr("node_groups")
+        .and_then(Value::as_elements)
+        .unwrap();
+    assert_eq!(groups.len(), 2);
+    assert!(!groups[0].get_attr("arn").unwrap().is_known());
+}
+
+#[test]
+fn bad_configs_fail_at_plan_with_the_attribute_named() {
+    let cases = [
+        (with(config(), "min_nodes", Value::number(5)), "min_nodes"),
+        (with(config(), "gpu", Value::string("H101")), "gpu"),
+        (with(config(), "gpu_count", Value::number(3)), "gpu_count"),
+        (
+            with(config(), "region", Value::string("eu-nowhere-1")),
+            "region",
+        ),
+        (
+            with(
+                config(),
+                "capacity",
+                Value::object([
+                    ("spot", Value::Bool(true)),
+                    ("on_demand_min", Value::number(9)),
+                ]),
+            ),
+            "capacity.on_demand_min",
+        ),
+        (
+            with(
+                config(),
+                "taint",
+                Value::List(vec![Value::object([
+                    ("key", Value::string("a")),
+                    ("value", Value::Null),
+                    ("effect", Value::string("Never")),
+                ])]),
+            ),
+            "taint[0].effect",
+        ),
+        (
+            with(
+                config(),
+                "labels",
+                Value::map([("gpu.tf/pool", Value::string("x"))]),
+            ),
+            "labels[\"gpu.tf/pool\"]",
+        ),
+        (
+            with(
+                config(),
+                "aws",
+                Value::object([
+                    ("node_role_arn", Value::string("eks-node")),
+                    ("subnet_ids", Value::Null),
+                ]),
+            ),
+            "aws.node_role_arn",
+        ),
+        (with(config(), "aws", Value::Null), "aws"),
+        (
+            with(
+                config(),
+                "timeouts",
+                Value::object([
+                    ("create", Value::string("ten")),
+                    ("update", Value::Null),
+                    ("delete", Value::Null),
+                ]),
+            ),
+            "timeouts.create",
+        ),
+        (with(config(), "gpu", Value::unknown()), "gpu"),
+        (
+            with(
+                with(config(), "cloud", Value::string("azure")),
+                "region",
+                Value::string("eastus"),
+            ),
+            "cloud",
+        ),
+    ];
+    for (cfg, path) in cases {
+        let p = plan_of(&cfg, &Value::Null);
+        let errs = errors(&p.diagnostics);
+        assert!(
+            errs.iter().any(|(p, _)| p == path),
+            "expected an error at {path}, got {errs:?}"
+        );
+    }
+}
+
+#[test]
+fn azure_is_refused_with_its_price() {
+    let azure = with(
+        with(config(), "cloud", Value::string("azure")),
+        "region",
+        Value::string("eastus"),
+    );
+    let p = plan_of(&azure, &Value::Null);
+    let errs = errors(&p.diagnostics);
+    let (_, detail) = errs
+        .iter()
+        .find(|(p, _)| p == "cloud")
+        .expect("cloud error");
+    assert!(detail.contains("aws (EKS) only"), "{detail}");
+    assert!(
+        detail.contains("/month at min_nodes"),
+        "the price there is shown: {detail}"
+    );
+    // A region the other cloud does not have is named as such, with the valid ones.
+    let p = plan_of(
+        &with(config(), "cloud", Value::string("azure")),
+        &Value::Null,
+    );
+    let errs = errors(&p.diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "region" && d.contains("eastus")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn budget_over_the_ceiling_fails_on_max_nodes() {
+    let s = Settings {
+        max_monthly_usd: Some(50_000.0),
+        ..settings()
+    };
+    let p = plan(
+        &PlanResourceChangeRequest {
+            type_name: TYPE_NAME.into(),
+            prior_state: Value::Null,
+            proposed_new_state: config(),
+            config: config(),
+            prior_private: Vec::new(),
+            provider_meta: None,
+            client_capabilities: Default::default(),
+        },
+        &s,
+        catalog(),
+    );
+    let errs = errors(&p.diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "max_nodes" && d.contains("budget")),
+        "{errs:?}"
+    );
+}
+
+#[tokio::test]
+async fn apply_read_and_plan_again_is_empty() {
+    let api = fake();
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    let od = api
+        .describe_node_group("train-east", "train-od")
+        .await
+        .unwrap()
+        .unwrap();
+    let spot = api
+        .describe_node_group("train-east", "train-spot")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(od.capacity_type, CapacityType::OnDemand);
+    assert_eq!(
+        (od.scaling.min, od.scaling.max, od.scaling.desired),
+        (1, 1, 1)
+    );
+    assert_eq!(spot.capacity_type, CapacityType::Spot);
+    assert_eq!((spot.scaling.min, spot.scaling.max), (0, 3));
+    assert_eq!(od.subnets, vec!["subnet-0000000a", "subnet-0000000b"]);
+    assert_eq!(
+        spot.labels.get("gpu.tf/capacity-type").map(String::as_str),
+        Some("spot")
+    );
+    assert_eq!(spot.tags.get("team").map(String::as_str), Some("ml"));
+    assert_eq!(spot.tags.get("project").map(String::as_str), Some("llm"));
+    let arns = groups::arns(state.get_attr("node_groups"));
+    assert_eq!(arns.get("train-od"), Some(&od.arn));
+
+    let read = read_with(&api, &state, &settings(), catalog()).await;
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert_eq!(
+        read.new_state, state,
+        "read of an unchanged pool changes nothing"
+    );
+    let again = plan_of(&config(), &read.new_state);
+    assert!(!again.diagnostics.has_errors(), "{:?}", again.diagnostics);
+    assert_eq!(again.planned_state, read.new_state, "second plan is empty");
+    assert!(again.requires_replace.is_empty());
+    assert!(
+        again.diagnostics.is_empty(),
+        "no cost warning without a change"
+    );
+}
+
+#[tokio::test]
+async fn drift_shows_and_label_changes_update_in_place() {
+    let api = fake();
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    // Someone raises the spot group's max outside Terraform.
+    api.update_node_group_config(
+        "train-east",
+        "train-spot",
+        &gpu_core::cloud::NodeGroupUpdate {
+            scaling: Some(gpu_core::cloud::Scaling {
+                min: 0,
+                max: 7,
+                desired: 0,
+            }),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let read = read_with(&api, &state, &settings(), catalog())
+        .await
+        .new_state;
+    assert_eq!(num(&read, "max_nodes"), 8.0);
+    let cfg = with(
+        config(),
+        "labels",
+        Value::map([("stage", Value::string("prod"))]),
+    );
+    let p = plan_of(&cfg, &read);
+    assert!(p.requires_replace.is_empty(), "{:?}", p.requires_replace);
+    assert_ne!(p.planned_state, read);
+    let r = apply_with(&api, &read, &p.planned_state, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    let spot = api
+        .describe_node_group("train-east", "train-spot")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(spot.scaling.max, 3, "drift corrected");
+    assert_eq!(spot.labels.get("stage").map(String::as_str), Some("prod"));
+    assert!(
+        !spot.labels.contains_key("workload"),
+        "removed label is gone"
+    );
+    assert!(api.calls().iter().all(|(op, _, _)| *op != Op::Delete));
+}
+
+#[tokio::test]
+async fn driver_or_instance_type_change_replaces() {
+    let api = fake();
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    let p = plan_of(
+        &with(config(), "driver", Value::string("bottlerocket_nvidia")),
+        &state,
+    );
+    let paths: Vec<String> = p.requires_replace.iter().map(ToString::to_string).collect();
+    assert_eq!(paths, vec!["driver"]);
+    let p = plan_of(&with(config(), "gpu_count", Value::number(1)), &state);
+    let paths: Vec<String> = p.requires_replace.iter().map(ToString::to_string).collect();
+    assert!(
+        paths.contains(&"gpu_count".to_string()) && paths.contains(&"instance_types".to_string()),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
+async fn second_group_failing_keeps_the_first_in_state() {
+    let api = fake();
+    api.inject(Op::Create, CloudError::Throttled("nope".into()));
+    // The first create fails: nothing exists, nothing is recorded.
+    let p = plan_of(&config(), &Value::Null);
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
+    assert!(r.diagnostics.has_errors());
+    assert!(r.new_state.is_null(), "{:?}", r.new_state);
+
+    let api = fake();
+    api.inject_after(
+        Op::Create,
+        1,
+        CloudError::InsufficientCapacity("no p5 spot".into()),
+    );
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
+    let detail = &r
+        .diagnostics
+        .0
+        .iter()
+        .find(|d| d.is_error())
+        .unwrap()
+        .detail;
+    assert!(detail.contains("train-od"), "{detail}");
+    let names = groups::names(r.new_state.get_attr("node_groups"));
+    assert_eq!(names, vec!["train-od"]);
+    assert!(
+        api.describe_node_group("train-east", "train-od")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Applying again converges: the missing group is created, the existing one kept.
+    let p2 = plan_of(&config(), &r.new_state);
+    let r2 = apply_with(
+        &api,
+        &r.new_state,
+        &p2.planned_state,
+        &settings(),
+        catalog(),
+    )
+    .await;
+    assert!(!r2.diagnostics.has_errors(), "{:?}", r2.diagnostics);
+    assert_eq!(
+        groups::names(r2.new_state.get_attr("node_groups")),
+        vec!["train-od", "train-spot"]
+    );
+}
+
+#[tokio::test]
+async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
+    let api = fake();
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    let keys: Vec<String> = match schema().value_type() {
+        Type::Object(o) => o.attributes.keys().cloned().collect(),
+        _ => unreachable!(),
+    };
+    let imported = import_state("aws/us-east-1/train-east/train", &keys).unwrap();
+    let read = read_with(&api, &imported, &settings(), catalog()).await;
+    assert!(!read.diagnostics.has_errors(), "{:?}", read.diagnostics);
+    let s = read.new_state;
+    assert_eq!(s.get_attr("gpu"), Some(&Value::string("H100")));
+    assert_eq!(num(&s, "gpu_count"), 8.0);
+    assert_eq!(num(&s, "min_nodes"), 1.0);
+    assert_eq!(num(&s, "max_nodes"), 4.0);
+    assert_eq!(s.get_attr("labels"), config().get_attr("labels"));
+    assert_eq!(s.get_attr("tags"), config().get_attr("tags"));
+    assert_eq!(num(&s, "monthly_usd"), num(&state, "monthly_usd"));
+    let p = plan_of(&config(), &s);
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    assert_eq!(p.planned_state, s, "plan after import is empty");
+
+    assert!(import_state("aws/us-east-1/train-east", &keys).is_err());
+    assert!(import_state("gcp/us-central1/c/p", &keys).is_err());
+
+    let r = apply_with(&api, &s, &Value::Null, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    assert!(r.new_state.is_null());
+    for g in ["train-od", "train-spot"] {
+        assert!(
+            api.describe_node_group("train-east", g)
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+    let gone = read_with(&api, &s, &settings(), catalog()).await;
+    assert!(
+        gone.new_state.is_null(),
+        "a pool with no groups is gone from state"
+    );
+}
+
+#[tokio::test]
+async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
+    let api = fake();
+    let stranger = gpu_core::cloud::NodeGroupRequest {
+        cluster: "train-east".into(),
+        name: "train-spot".into(),
+        capacity_type: CapacityType::Spot,
+        instance_types: vec!["t3.large".into()],
+        ami_type: "AL2023_x86_64_STANDARD".into(),
+        scaling: gpu_core::cloud::Scaling {
+            min: 1,
+            max: 1,
+            desired: 1,
+        },
+        labels: Default::default(),
+        taints: Vec::new(),
+        tags: [("owner".to_string(), "someone-else".to_string())].into(),
+        node_role_arn: "arn:aws:iam::123456789012:role/other".into(),
+        subnets: vec!["subnet-0000000a".into()],
+        client_request_token: None,
+    };
+    api.create_node_group(&stranger).await.unwrap();
+    let p = plan_of(&config(), &Value::Null);
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
+    let errs = errors(&r.diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "name" && d.contains("train-spot")),
+        "{errs:?}"
+    );
+    assert!(r.new_state.is_null(), "nothing recorded: {:?}", r.new_state);
+    assert!(
+        api.calls()
+            .iter()
+            .all(|(op, _, n)| *op != Op::Create || n != "train-od"),
+        "nothing created"
+    );
+
+    // A pool with only its on-demand group never reads, records or deletes the stranger.
+    api.delete_node_group("train-east", "train-spot")
+        .await
+        .unwrap();
+    let od_only = with(
+        with(config(), "max_nodes", Value::number(1)),
+        "min_nodes",
+        Value::number(1),
+    );
+    let state = plan_apply(&api, &od_only, &Value::Null).await;
+    assert_eq!(
+        groups::names(state.get_attr("node_groups")),
+        vec!["train-od"]
+    );
+    api.create_node_group(&stranger).await.unwrap();
+    let read = read_with(&api, &state, &settings(), catalog())
+        .await
+        .new_state;
+    assert_eq!(
+        groups::names(read.get_attr("node_groups")),
+        vec!["train-od"]
+    );
+    let r = apply_with(&api, &read, &Value::Null, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    let left: Vec<String> = api.groups().into_iter().map(|g| g.name).collect();
+    assert_eq!(left, vec!["train-spot"], "the stranger's group stays");
+}
