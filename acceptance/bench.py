@@ -5,7 +5,10 @@
     provider process's peak RSS (VmHWM) after a health check over mTLS;
   - `terraform plan` (1.15) of N `data "gpu_models"` blocks against N `terraform_data`
     resources (Terraform's built-in provider, so the ratio is the provider's cost),
-    median of 3 each.
+    median of 3 each;
+  - `terraform plan` of N `gpu_node_pool` resources (validation, instance-type choice and
+    cost preview per pool; no cloud call at plan time) against the same N `terraform_data`:
+    the per-pool overhead is (pool plan - terraform_data plan) / N.
 
 Environment: PROVIDER_BIN / CARGO_TARGET_DIR and TERRAFORM_1_15 as for the test suite;
 BENCH_LAUNCHES (20), BENCH_N (50), BENCH_RUNS (3).
@@ -84,8 +87,20 @@ def main() -> int:
                       for i in range(N)))
         (base_dir / "main.tf").write_text(
             "".join(f'resource "terraform_data" "r{i}" {{\n  input = {i}\n}}\n' for i in range(N)))
+        pool_dir = tmp / "pools"
+        pool_dir.mkdir()
+        (pool_dir / "main.tf").write_text(
+            f'terraform {{\n  required_providers {{\n    gpu = {{ source = "{PROVIDER_SOURCE}" }}\n  }}\n}}\n'
+            + "".join(
+                f'resource "gpu_node_pool" "p{i}" {{\n  cloud = "aws"\n  region = "us-east-1"\n'
+                f'  cluster = "bench"\n  name = "p{i}"\n  gpu = "H100"\n  gpu_count = 8\n'
+                f'  min_nodes = 0\n  max_nodes = {1 + i % 8}\n'
+                f'  capacity {{\n    spot = true\n    on_demand_min = {i % 2}\n  }}\n'
+                f'  aws {{\n    node_role_arn = "arn:aws:iam::123456789012:role/n"\n  }}\n}}\n'
+                for i in range(N)))
         t_data = plan_seconds(tf, env, data_dir)
         t_base = plan_seconds(tf, env, base_dir)
+        t_pool = plan_seconds(tf, env, pool_dir)
 
     rows = [
         ("plugin start -> handshake line", f"{med:.1f} ms", f"median of {LAUNCHES}, max {worst:.1f} ms"),
@@ -93,6 +108,10 @@ def main() -> int:
         (f"plan: {N} data.gpu_models", f"{t_data:.2f} s", f"median of {RUNS}"),
         (f"plan: {N} terraform_data", f"{t_base:.2f} s", f"median of {RUNS}"),
         ("ratio gpu_models / terraform_data", f"{t_data / t_base:.2f}x", ""),
+        (f"plan: {N} gpu_node_pool", f"{t_pool:.2f} s", f"median of {RUNS}"),
+        ("ratio gpu_node_pool / terraform_data", f"{t_pool / t_base:.2f}x", ""),
+        ("plan overhead per pool", f"{(t_pool - t_base) / N * 1000:.1f} ms",
+         "(pool plan - terraform_data plan) / N"),
     ]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)

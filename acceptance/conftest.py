@@ -316,3 +316,16 @@ def line_of(path: Path, needle: str) -> int:
 
 def strip_ansi(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+# --- AWS emulator -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def moto(tmp_path_factory):
+    """A moto server (EKS, EC2, IAM, STS) on 127.0.0.1, one per test module; see
+    aws_emulator.py. Tests keep apart by cluster and pool names."""
+    from aws_emulator import start_moto
+
+    server = start_moto(tmp_path_factory.mktemp("moto"))
+    yield server
+    server.stop()
