@@ -5,7 +5,9 @@
 //! - [`offer`]: one priced instance type in one place ([`offer::Offer`]) and its key.
 //! - [`catalog`]: a set of offers with its origin; the embedded snapshot.
 //! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
+//! - [`retry`] and [`cancel`]: the one retry policy of cloud calls, and the stop signal.
 
+pub mod cancel;
 pub mod catalog;
 pub mod cloud;
 pub mod cost;
@@ -13,3 +15,5 @@ pub mod gpu;
 pub mod offer;
 pub mod pool;
 pub mod query;
+pub mod retry;
+pub mod time;

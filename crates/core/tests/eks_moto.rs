@@ -13,12 +13,14 @@ use std::time::{Duration, Instant};
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_eks::config::Credentials;
 use aws_sdk_eks::config::retry::RetryConfig;
+use gpu_core::cancel::Cancel;
 use gpu_core::cloud::aws::{Eks, EksOptions};
 use gpu_core::cloud::poll::Backoff;
 use gpu_core::cloud::{
     CapacityType, CloudError, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate, NodeGroups,
     Scaling, Taint, TaintEffect, WaitTarget,
 };
+use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 
 const REGION: &str = "us-east-1";
 const ROLE: &str = "arn:aws:iam::123456789012:role/eks-nodes";
@@ -414,13 +416,65 @@ async fn unreachable_endpoint_is_transient() {
         .unwrap()
         .port();
     let sdk = sdk_config(&format!("http://127.0.0.1:{port}")).await;
-    let eks = Eks::from_sdk_config(&sdk, &EksOptions::default());
+    let eks = Eks::from_sdk_config(
+        &sdk,
+        &EksOptions {
+            retry: Some(RetryPolicy {
+                max_attempts: 3,
+                backoff: RetryBackoff {
+                    initial: Duration::from_millis(10),
+                    max: Duration::from_millis(40),
+                },
+            }),
+            ..Default::default()
+        },
+    );
     let e = eks.describe_node_group(CLUSTER, "g").await.unwrap_err();
     assert!(matches!(e, CloudError::Transient(_)), "{e}");
     assert!(e.is_retryable());
+    // A refused connection is retried by the crate's policy, the SDK's being off.
+    assert!(e.to_string().ends_with("(after 3 attempts)"), "{e}");
     assert!(
         !e.to_string().contains("testing"),
         "no credentials in errors: {e}"
+    );
+}
+
+#[tokio::test]
+async fn a_stop_ends_the_retry_pauses_at_once() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let sdk = sdk_config(&format!("http://127.0.0.1:{port}")).await;
+    let cancel = Cancel::new();
+    let eks = Eks::from_sdk_config(
+        &sdk,
+        &EksOptions {
+            retry: Some(RetryPolicy {
+                max_attempts: 10,
+                backoff: RetryBackoff {
+                    initial: Duration::from_secs(30),
+                    max: Duration::from_secs(30),
+                },
+            }),
+            cancel: cancel.clone(),
+            ..Default::default()
+        },
+    );
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        stopper.cancel();
+    });
+    let start = std::time::Instant::now();
+    let e = eks.describe_node_group(CLUSTER, "g").await.unwrap_err();
+    assert!(matches!(e, CloudError::Cancelled(_)), "{e}");
+    assert!(e.to_string().contains("DescribeNodegroup"), "{e}");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
     );
 }
 

@@ -19,6 +19,8 @@ use tfplugin::{Diagnostic, Diagnostics, Provider, Value};
 pub struct GpuProvider {
     config: RwLock<Option<ProviderConfig>>,
     live: crate::live::LiveCache,
+    /// Set by `StopProvider`: in-flight waits and retry pauses end, state is returned.
+    stop: gpu_core::cancel::Cancel,
 }
 
 impl GpuProvider {
@@ -36,6 +38,7 @@ impl GpuProvider {
             max_monthly_usd: c.budget.and_then(|b| b.max_monthly_usd),
             aws_profile: aws.profile,
             eks_endpoint: aws.endpoints.and_then(|e| e.get("eks").cloned()),
+            cancel: self.stop.clone(),
         }
     }
 }
@@ -49,6 +52,14 @@ fn unknown_resource<T: Default>(name: &str, set: impl FnOnce(&mut T, Diagnostics
 
 #[async_trait]
 impl Provider for GpuProvider {
+    /// Terraform sends this on Ctrl-C: waits and retry pauses end now, and each apply in
+    /// flight returns the state of what exists with an error saying it was interrupted.
+    async fn stop_provider(&self) -> Result<(), String> {
+        tracing::info!("StopProvider: cancelling in-flight waits");
+        self.stop.cancel();
+        Ok(())
+    }
+
     fn schemas(&self) -> ProviderSchemas {
         ProviderSchemas {
             provider: config::schema(),

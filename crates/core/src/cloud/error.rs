@@ -42,6 +42,10 @@ pub enum CloudError {
         /// How long we waited.
         waited: Duration,
     },
+    /// The provider was asked to stop (Terraform's `StopProvider`, Ctrl-C) during a wait
+    /// or a retry pause; what was awaited may still be in progress in the cloud.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
     /// Anything else, with the cloud's code and message.
     #[error("{0}")]
     Other(String),
@@ -51,6 +55,23 @@ impl CloudError {
     /// True for errors worth retrying unchanged after a backoff (throttling, transient).
     pub fn is_retryable(&self) -> bool {
         matches!(self, CloudError::Throttled(_) | CloudError::Transient(_))
+    }
+
+    /// The same kind with its message rewritten by `f` (a timeout keeps its fields).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            CloudError::InsufficientCapacity(m) => CloudError::InsufficientCapacity(f(m)),
+            CloudError::Quota(m) => CloudError::Quota(f(m)),
+            CloudError::NotFound(m) => CloudError::NotFound(f(m)),
+            CloudError::Throttled(m) => CloudError::Throttled(f(m)),
+            CloudError::Unauthorized(m) => CloudError::Unauthorized(f(m)),
+            CloudError::Invalid(m) => CloudError::Invalid(f(m)),
+            CloudError::Conflict(m) => CloudError::Conflict(f(m)),
+            CloudError::Transient(m) => CloudError::Transient(f(m)),
+            CloudError::Cancelled(m) => CloudError::Cancelled(f(m)),
+            CloudError::Other(m) => CloudError::Other(f(m)),
+            t @ CloudError::Timeout { .. } => t,
+        }
     }
 
     /// Maps an AWS-style error code (with its message and HTTP status) to a typed error.

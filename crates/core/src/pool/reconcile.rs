@@ -396,6 +396,22 @@ impl<'a> Run<'a> {
                 Err(CloudError::NotFound(_)) => {
                     self.known.remove(n);
                 }
+                // Already being deleted (an earlier attempt whose answer was lost, or an
+                // interrupted run): wait for it like for our own delete.
+                Err(CloudError::Conflict(msg)) => {
+                    match self.api.describe_node_group(self.cluster, n).await {
+                        Ok(Some(g)) if g.status == NodeGroupStatus::Deleting => started.push(n),
+                        Ok(None) => {
+                            self.known.remove(n);
+                        }
+                        _ => {
+                            return Err((
+                                format!("deleting node group {n}"),
+                                CloudError::Conflict(msg),
+                            ));
+                        }
+                    }
+                }
                 Err(e) => return Err((format!("deleting node group {n}"), e)),
             }
         }

@@ -25,9 +25,9 @@ pub mod http;
 pub mod merge;
 pub mod quote;
 pub mod report;
-pub mod retry;
+pub use crate::retry;
 pub mod scope;
-pub mod time;
+pub use crate::time;
 pub mod wanted;
 
 use crate::catalog::{Catalog, CatalogOrigin, OriginKind};

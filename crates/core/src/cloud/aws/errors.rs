@@ -47,17 +47,5 @@ where
 
 /// Puts `operation: ` in front of the message, keeping the kind.
 fn prefix(operation: &str, e: CloudError) -> CloudError {
-    let p = |m: String| format!("{operation}: {m}");
-    match e {
-        CloudError::InsufficientCapacity(m) => CloudError::InsufficientCapacity(p(m)),
-        CloudError::Quota(m) => CloudError::Quota(p(m)),
-        CloudError::NotFound(m) => CloudError::NotFound(p(m)),
-        CloudError::Throttled(m) => CloudError::Throttled(p(m)),
-        CloudError::Unauthorized(m) => CloudError::Unauthorized(p(m)),
-        CloudError::Invalid(m) => CloudError::Invalid(p(m)),
-        CloudError::Conflict(m) => CloudError::Conflict(p(m)),
-        CloudError::Transient(m) => CloudError::Transient(p(m)),
-        CloudError::Other(m) => CloudError::Other(p(m)),
-        t @ CloudError::Timeout { .. } => t,
-    }
+    e.map_message(|m| format!("{operation}: {m}"))
 }

@@ -11,17 +11,22 @@
 
 mod convert;
 mod errors;
+mod retrying;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use aws_sdk_eks::config::retry::RetryConfig;
+use aws_sdk_eks::config::timeout::TimeoutConfig;
 use aws_sdk_eks::config::{BehaviorVersion, Region};
 use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTaintsPayload};
 
 use super::poll::{Backoff, wait_step, wait_what};
 use super::{CloudError, NodeGroup, NodeGroupRequest, NodeGroupUpdate, NodeGroups, WaitTarget};
+use crate::cancel::Cancel;
+use crate::retry::{RetryPolicy, fresh_token};
 use convert::{map_or_none, node_group_from_sdk, scaling_to_sdk, taint_to_sdk, vec_or_none};
-use errors::map_sdk_error;
+use retrying::send;
 
 /// How to reach EKS; every field is optional and defaults to the usual AWS chain.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +39,12 @@ pub struct EksOptions {
     pub profile: Option<String>,
     /// Poll schedule of waits (default 5 s doubling to 30 s).
     pub backoff: Option<Backoff>,
+    /// Retries of each call (default [`RetryPolicy::default`]).
+    pub retry: Option<RetryPolicy>,
+    /// Longest one HTTP attempt may take before it is abandoned and retried (default 30 s).
+    pub attempt_timeout: Option<Duration>,
+    /// Set it to end waits and retry pauses early (Terraform's `StopProvider`).
+    pub cancel: Cancel,
 }
 
 /// The EKS node group adapter.
@@ -41,6 +52,8 @@ pub struct EksOptions {
 pub struct Eks {
     client: aws_sdk_eks::Client,
     backoff: Backoff,
+    retry: RetryPolicy,
+    cancel: Cancel,
 }
 
 impl Eks {
@@ -66,15 +79,29 @@ impl Eks {
         if let Some(ep) = &opts.endpoint_url {
             conf = conf.endpoint_url(ep);
         }
+        // Retries are ours (crate::retry), not the SDK's: one policy for every cloud.
+        conf = conf.retry_config(RetryConfig::disabled()).timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .operation_attempt_timeout(opts.attempt_timeout.unwrap_or(Duration::from_secs(30)))
+                .build(),
+        );
         Eks {
             client: aws_sdk_eks::Client::from_conf(conf.build()),
             backoff: opts.backoff.unwrap_or_default(),
+            retry: opts.retry.unwrap_or_default(),
+            cancel: opts.cancel.clone(),
         }
     }
 
-    /// Wraps a ready client.
-    pub fn from_client(client: aws_sdk_eks::Client, backoff: Backoff) -> Self {
-        Eks { client, backoff }
+    /// Wraps a ready client (whose own retry config is left as it is).
+    pub fn from_client(client: aws_sdk_eks::Client, backoff: Backoff, retry: RetryPolicy) -> Self {
+        Eks {
+            client,
+            backoff,
+            retry,
+            cancel: Cancel::new(),
+        }
     }
 
     /// The underlying SDK client, for calls outside the trait.
@@ -87,7 +114,7 @@ impl Eks {
 impl NodeGroups for Eks {
     async fn create_node_group(&self, req: &NodeGroupRequest) -> Result<NodeGroup, CloudError> {
         req.validate()?;
-        let out = self
+        let call = self
             .client
             .create_nodegroup()
             .cluster_name(&req.cluster)
@@ -105,10 +132,11 @@ impl NodeGroups for Eks {
             .set_subnets(Some(req.subnets.clone()))
             // Without one the SDK generates a fresh token per call, so only a caller's
             // token makes a retried create idempotent.
-            .set_client_request_token(req.client_request_token.clone())
-            .send()
-            .await
-            .map_err(|e| map_sdk_error("CreateNodegroup", e))?;
+            .set_client_request_token(req.client_request_token.clone());
+        let out = send(&self.retry, &self.cancel, "CreateNodegroup", || {
+            call.clone().send()
+        })
+        .await?;
         let g = out
             .nodegroup()
             .ok_or_else(|| CloudError::Other("CreateNodegroup: no nodegroup in response".into()))?;
@@ -120,19 +148,19 @@ impl NodeGroups for Eks {
         cluster: &str,
         name: &str,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        let res = self
+        let call = self
             .client
             .describe_nodegroup()
             .cluster_name(cluster)
-            .nodegroup_name(name)
-            .send()
-            .await;
-        match res {
+            .nodegroup_name(name);
+        match send(&self.retry, &self.cancel, "DescribeNodegroup", || {
+            call.clone().send()
+        })
+        .await
+        {
             Ok(out) => out.nodegroup().map(node_group_from_sdk).transpose(),
-            Err(e) => match map_sdk_error("DescribeNodegroup", e) {
-                CloudError::NotFound(_) => Ok(None),
-                other => Err(other),
-            },
+            Err(CloudError::NotFound(_)) => Ok(None),
+            Err(other) => Err(other),
         }
     }
 
@@ -149,7 +177,9 @@ impl NodeGroups for Eks {
             .client
             .update_nodegroup_config()
             .cluster_name(cluster)
-            .nodegroup_name(name);
+            .nodegroup_name(name)
+            // One token per logical update, the same on every retry of it.
+            .client_request_token(fresh_token("gputf-update"));
         if let Some(s) = update.scaling {
             call = call.scaling_config(scaling_to_sdk(s)?);
         }
@@ -171,9 +201,10 @@ impl NodeGroups for Eks {
                     .build(),
             );
         }
-        call.send()
-            .await
-            .map_err(|e| map_sdk_error("UpdateNodegroupConfig", e))?;
+        send(&self.retry, &self.cancel, "UpdateNodegroupConfig", || {
+            call.clone().send()
+        })
+        .await?;
         Ok(())
     }
 
@@ -184,34 +215,36 @@ impl NodeGroups for Eks {
         remove: &[String],
     ) -> Result<(), CloudError> {
         if let Some(tags) = map_or_none(add) {
-            self.client
+            let call = self
+                .client
                 .tag_resource()
                 .resource_arn(arn)
-                .set_tags(Some(tags))
-                .send()
-                .await
-                .map_err(|e| map_sdk_error("TagResource", e))?;
+                .set_tags(Some(tags));
+            send(&self.retry, &self.cancel, "TagResource", || {
+                call.clone().send()
+            })
+            .await?;
         }
         if !remove.is_empty() {
-            self.client
+            let call = self
+                .client
                 .untag_resource()
                 .resource_arn(arn)
-                .set_tag_keys(Some(remove.to_vec()))
-                .send()
-                .await
-                .map_err(|e| map_sdk_error("UntagResource", e))?;
+                .set_tag_keys(Some(remove.to_vec()));
+            send(&self.retry, &self.cancel, "UntagResource", || {
+                call.clone().send()
+            })
+            .await?;
         }
         Ok(())
     }
 
     async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
-        let out = self
-            .client
-            .describe_cluster()
-            .name(cluster)
-            .send()
-            .await
-            .map_err(|e| map_sdk_error("DescribeCluster", e))?;
+        let call = self.client.describe_cluster().name(cluster);
+        let out = send(&self.retry, &self.cancel, "DescribeCluster", || {
+            call.clone().send()
+        })
+        .await?;
         let c = out
             .cluster()
             .ok_or_else(|| CloudError::NotFound(format!("cluster {cluster}")))?;
@@ -221,13 +254,15 @@ impl NodeGroups for Eks {
     }
 
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {
-        self.client
+        let call = self
+            .client
             .delete_nodegroup()
             .cluster_name(cluster)
-            .nodegroup_name(name)
-            .send()
-            .await
-            .map_err(|e| map_sdk_error("DeleteNodegroup", e))?;
+            .nodegroup_name(name);
+        send(&self.retry, &self.cancel, "DeleteNodegroup", || {
+            call.clone().send()
+        })
+        .await?;
         Ok(())
     }
 
@@ -257,7 +292,13 @@ impl NodeGroups for Eks {
             if now >= deadline {
                 break;
             }
-            tokio::time::sleep(self.backoff.next_sleep(attempt, deadline - now)).await;
+            let pause = tokio::time::sleep(self.backoff.next_sleep(attempt, deadline - now));
+            if self.cancel.run(pause).await.is_err() {
+                return Err(CloudError::Cancelled(format!(
+                    "Terraform asked the provider to stop while waiting for {}",
+                    wait_what(cluster, name, target)
+                )));
+            }
         }
         Err(last_retryable.unwrap_or_else(|| CloudError::Timeout {
             what: wait_what(cluster, name, target),

@@ -371,3 +371,79 @@ fn tokens_are_stable_short_and_differ_by_seed_and_name() {
     assert_ne!(a, token("train-abc", "train-spot"));
     assert!(a.len() <= 64, "{a}");
 }
+
+#[test]
+fn a_stop_during_a_wait_reports_the_groups_that_exist_and_a_rerun_finishes_without_creating_again()
+{
+    // Groups take 2 polls to settle; the adapter's wait is cut short by StopProvider on
+    // the first poll (what Eks::wait_until returns when its cancel signal is set).
+    let api = FakeNodeGroups::new().with_settle_after(2);
+    api.inject(
+        Op::Describe,
+        CloudError::Cancelled("Terraform asked the provider to stop".into()),
+    );
+    let out = apply_to(&api, &pool(), &[]);
+    let err = out.error.expect("the cancelled wait is an error");
+    assert!(matches!(err.source, CloudError::Cancelled(_)), "{err}");
+    assert_eq!(err.existing, ["train-od", "train-spot"]);
+    assert!(
+        err.to_string()
+            .contains("Node groups that exist now: train-od, train-spot")
+    );
+    // Both creates were sent before the wait; the state keeps both, still settling.
+    assert_eq!(out.live.len(), 2);
+    assert!(out.live.iter().all(|g| g.status != NodeGroupStatus::Active));
+    // The next apply starts from that state: it waits, and creates nothing.
+    let again = apply_to(&api, &pool(), &out.live);
+    assert_eq!(again.error, None);
+    let creates = ops(&api).iter().filter(|(op, _)| *op == Op::Create).count();
+    assert_eq!(creates, 2);
+    assert!(
+        again
+            .live
+            .iter()
+            .all(|g| g.status == NodeGroupStatus::Active)
+    );
+}
+
+#[test]
+fn a_delete_answered_in_use_for_a_group_already_deleting_is_waited_for() {
+    let api = FakeNodeGroups::new().with_settle_after(1);
+    let out = apply_to(&api, &pool(), &[]);
+    assert_eq!(out.error, None);
+    // An earlier attempt started the delete; its answer was lost, the repeat is refused.
+    run(api.delete_node_group(C, "train-spot")).unwrap();
+    api.inject_after(
+        Op::Delete,
+        1,
+        CloudError::Conflict("ResourceInUseException: node group is being deleted".into()),
+    );
+    let gone = run(destroy(
+        &api,
+        C,
+        &["train-od".into(), "train-spot".into()],
+        Duration::from_secs(60),
+    ));
+    assert_eq!(gone.error, None, "{:?}", gone.error);
+    assert!(api.groups().is_empty());
+}
+
+#[test]
+fn a_delete_answered_in_use_for_an_active_group_is_an_error_naming_it() {
+    let api = FakeNodeGroups::new();
+    let out = apply_to(&api, &pool(), &[]);
+    assert_eq!(out.error, None);
+    api.inject(
+        Op::Delete,
+        CloudError::Conflict("ResourceInUseException: an update is in progress".into()),
+    );
+    let r = run(destroy(
+        &api,
+        C,
+        &["train-od".into()],
+        Duration::from_secs(60),
+    ));
+    let err = r.error.expect("conflict on an active group");
+    assert_eq!(err.step, "deleting node group train-od");
+    assert_eq!(err.existing, ["train-od"]);
+}

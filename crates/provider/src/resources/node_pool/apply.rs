@@ -24,7 +24,8 @@ pub async fn connect(settings: &Settings, region: &str) -> Eks {
         region: Some(region.to_string()),
         endpoint_url: settings.eks_endpoint.clone(),
         profile: settings.aws_profile.clone(),
-        backoff: None,
+        cancel: settings.cancel.clone(),
+        ..Default::default()
     })
     .await
 }

@@ -22,6 +22,8 @@ pub struct Settings {
     pub aws_profile: Option<String>,
     /// `aws.endpoints["eks"]`.
     pub eks_endpoint: Option<String>,
+    /// The provider's stop signal: set by `StopProvider`, ends waits and retry pauses.
+    pub cancel: gpu_core::cancel::Cancel,
 }
 
 /// A pool, understood.

@@ -1,11 +1,19 @@
-//! When and how long to wait before retrying an HTTP request: exponential backoff with
-//! jitter, or the server's `Retry-After`, both capped.
+//! The one retry policy of every cloud call: exponential backoff with jitter, the server's
+//! `Retry-After` when it gives one, a bounded number of attempts, and only for failures
+//! that are safe to repeat (throttling, 5xx, connection resets and timeouts). Callers
+//! decide what is retryable; mutating calls carry idempotency tokens so a repeat after a
+//! lost response does not act twice.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
-use super::time::{parse_http_date, unix_now};
+use crate::time::{parse_http_date, unix_now};
+
+#[cfg(feature = "live")]
+mod run;
+#[cfg(feature = "live")]
+pub use run::{Failure, run};
 
 /// Whether a response status is worth retrying (429 and 5xx).
 pub fn retryable_status(status: u16) -> bool {
@@ -22,8 +30,8 @@ pub fn retry_after(value: &str) -> Option<Duration> {
     Some(Duration::from_secs(at.saturating_sub(unix_now())))
 }
 
-/// Backoff policy: `initial × 2^retry`, times a random factor in [0.5, 1), at most `max`.
-#[derive(Debug, Clone, Copy)]
+/// Backoff schedule: `initial × 2^retry`, times a random factor in [0.5, 1), at most `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
     /// First delay.
     pub initial: Duration,
@@ -43,6 +51,46 @@ impl Backoff {
         let capped = exp.min(self.max);
         capped.mul_f64(0.5 + 0.5 * jitter())
     }
+}
+
+/// How many times to try a call and how long to wait between tries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1).
+    pub max_attempts: u32,
+    /// Waits between attempts.
+    pub backoff: Backoff,
+}
+
+impl Default for RetryPolicy {
+    /// 8 attempts, 1 s doubling to 20 s (about 70 s of waiting at most): long enough to
+    /// ride out a throttling burst, short enough that a real outage surfaces.
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 8,
+            backoff: Backoff {
+                initial: Duration::from_secs(1),
+                max: Duration::from_secs(20),
+            },
+        }
+    }
+}
+
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Not safe or not useful to repeat: give up now.
+    Stop,
+    /// Try again, after the server's wish if it expressed one.
+    Retry(Option<Duration>),
+}
+
+/// A fresh token for one logical call, reused by all its retries (idempotency).
+pub fn fresh_token(prefix: &str) -> String {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(unix_now());
+    h.write(prefix.as_bytes());
+    format!("{prefix}-{:016x}", h.finish())
 }
 
 /// A pseudo-random number in [0, 1) from the std hasher's random keys.
@@ -89,5 +137,16 @@ mod tests {
             b.delay(0, Some(Duration::from_secs(9))),
             Duration::from_secs(1)
         );
+    }
+
+    #[test]
+    fn tokens_differ_per_call() {
+        let a = fresh_token("gputf");
+        let b = fresh_token("gputf");
+        assert!(
+            a.starts_with("gputf-") && a.len() == "gputf-".len() + 16,
+            "{a}"
+        );
+        assert_ne!(a, b);
     }
 }
