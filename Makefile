@@ -14,7 +14,7 @@ CARGO ?= cargo
 PY := $(VENV)/bin/python
 TERRAFORM := $(VENV)/bin/terraform
 
-.PHONY: help build venv demo test unit acceptance bench docs fuzz fmt lint clean
+.PHONY: help build venv demo test unit acceptance bench docs fuzz fuzz-install fuzz-short reliability fmt lint clean
 
 help:
 	@echo "make demo    build the provider and run a real 'terraform plan' of examples/quickstart"
@@ -24,6 +24,8 @@ help:
 	@echo "make bench   start-up latency, memory, plan-time and offer-query figures (vs gpuhunt)"
 	@echo "make docs    regenerate docs/ from the provider schema"
 	@echo "make fuzz    fuzz the msgpack and JSON value decoders (FUZZ_SECONDS each, default 300)"
+	@echo "make fuzz-short  15 s per fuzz target (FUZZ_SHORT_SECONDS), reliability rows, fails on a crash"
+	@echo "make reliability  faults, interruption, bad input, secrets, mTLS, fuzz: the table (all rows at goal)"
 	@echo "make fmt | lint | clean"
 
 build:
@@ -55,7 +57,9 @@ unit: venv
 	fi
 
 acceptance: build venv
+	@rm -rf acceptance/.reliability
 	$(PY) -m pytest acceptance $(PYTEST_ARGS)
+	@echo; $(PY) acceptance/reliability_report.py --present
 
 test: unit acceptance
 
@@ -69,13 +73,57 @@ bench: build venv
 
 # libFuzzer through cargo-fuzz on the stable toolchain: RUSTC_BOOTSTRAP lets cargo-fuzz pass
 # its -Z flags; no sanitizer runtime is needed with --sanitizer none (the decoders are safe
-# Rust: a crash is a panic, which libFuzzer reports without ASan).
+# Rust: a crash is a panic, which libFuzzer reports without ASan). Each target starts from
+# its corpus (git-ignored, grows run to run) plus the committed regressions/<target>/
+# inputs, which `cargo test` also runs (crates/tfplugin/tests/fuzz_regressions.rs).
 FUZZ_SECONDS ?= 300
-fuzz:
-	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
-	cd crates/tfplugin/fuzz && for t in msgpack_decode json_decode; do \
-	  CARGO_TARGET_DIR="$(CARGO_TARGET_DIR)/fuzz" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t -- -max_total_time=$(FUZZ_SECONDS); \
+FUZZ_SHORT_SECONDS ?= 15
+FUZZ_TARGETS := msgpack_decode json_decode
+FUZZ_DIR := crates/tfplugin/fuzz
+FUZZ_LOG_DIR ?= $(CARGO_TARGET_DIR)/fuzz-logs
+FUZZ_ENV := CARGO_TARGET_DIR="$(CARGO_TARGET_DIR)/fuzz" RUSTC_BOOTSTRAP=1
+FUZZ_RUN = $(FUZZ_ENV) $(CARGO) fuzz run --sanitizer none $$t corpus/$$t regressions/$$t --
+PYTHON ?= python3
+
+# cargo finds cargo-fuzz in $$CARGO_HOME/bin even when that is not on PATH.
+fuzz-install:
+	@$(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+
+fuzz: fuzz-install
+	cd $(FUZZ_DIR) && for t in $(FUZZ_TARGETS); do \
+	  mkdir -p corpus/$$t; \
+	  $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS); \
 	done
+
+# The short CI run: FUZZ_SHORT_SECONDS per target (built first, so the time is fuzzing),
+# logs in FUZZ_LOG_DIR, then tools/fuzz_summary.py writes the `fuzz executions` and
+# `fuzz crashes` reliability rows and fails on a crash.
+fuzz-short: fuzz-install
+	@rm -rf "$(FUZZ_LOG_DIR)"; mkdir -p "$(FUZZ_LOG_DIR)"
+	cd $(FUZZ_DIR) && for t in $(FUZZ_TARGETS); do \
+	  $(FUZZ_ENV) $(CARGO) fuzz build --sanitizer none $$t; \
+	done
+	@cd $(FUZZ_DIR) && for t in $(FUZZ_TARGETS); do \
+	  mkdir -p corpus/$$t; rc=0; \
+	  echo "fuzzing $$t for $(FUZZ_SHORT_SECONDS) s (log: $(FUZZ_LOG_DIR)/$$t.log)"; \
+	  $(FUZZ_RUN) -max_total_time=$(FUZZ_SHORT_SECONDS) -print_final_stats=1 \
+	    > "$(FUZZ_LOG_DIR)/$$t.log" 2>&1 || rc=$$?; \
+	  echo $$rc > "$(FUZZ_LOG_DIR)/$$t.rc"; \
+	done
+	$(PYTHON) tools/fuzz_summary.py --seconds $(FUZZ_SHORT_SECONDS) --log-dir "$(FUZZ_LOG_DIR)" $(FUZZ_TARGETS)
+
+# The reliability table (issue 6): the fault, interruption, bad-input, secret and mTLS
+# tests (FAULT_RUNS seeded fault runs; `make test` runs 2), the short fuzz run, then every
+# row printed; fails when a row misses its goal or is missing. Runs everything first.
+FAULT_RUNS ?= 5
+RELIABILITY_TESTS := $(addprefix acceptance/tests/,test_bad_input.py test_faults.py \
+  test_interrupt.py test_secrets.py test_plugin_mtls.py)
+reliability: build venv
+	@rm -rf acceptance/.reliability; rc=0; \
+	FAULT_RUNS=$(FAULT_RUNS) $(PY) -m pytest $(RELIABILITY_TESTS) $(PYTEST_ARGS) || rc=1; \
+	$(MAKE) --no-print-directory fuzz-short PYTHON=$(PY) || rc=1; \
+	echo; $(PY) acceptance/reliability_report.py || rc=1; \
+	exit $$rc
 
 docs: build
 	$(PROVIDER_BIN) docs --dir $(CURDIR)
