@@ -119,7 +119,8 @@ pub fn validate(config: &Value) -> Diagnostics {
     d
 }
 
-fn is_aws_region(s: &str) -> bool {
+/// Whether `s` has the shape of an AWS region (`us-east-1`, `us-gov-west-1`).
+pub fn is_aws_region(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
     parts.len() >= 3
         && parts[0].len() == 2

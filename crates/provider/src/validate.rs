@@ -109,25 +109,27 @@ pub fn label_value_problem(value: &str) -> Option<String> {
     None
 }
 
-/// Checks every key and value of the label map at `v`.
+/// Checks every key and value of the label map at `v`; each error names the entry's path
+/// (`default_labels["Team Name"]`) in its summary and detail.
 pub fn labels(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath) {
     let Some(entries) = v.and_then(Value::as_entries) else {
         return;
     };
     for (key, value) in entries {
         let at = path.clone().then_key(key.clone());
+        let name = at.to_string();
         if let Some(why) = label_key_problem(key) {
             diags.attr_error(
                 at.clone(),
-                "Invalid label key",
-                format!("Label key {key:?} is not a valid Kubernetes label key: {why}."),
+                format!("Invalid label key in {name}"),
+                format!("`{name}`: label key {key:?} is not a valid Kubernetes label key: {why}."),
             );
         }
         if let Some(why) = value.as_str().and_then(label_value_problem) {
             diags.attr_error(
                 at,
-                "Invalid label value",
-                format!("The value of label {key:?} is not a valid Kubernetes label value: {why}."),
+                format!("Invalid label value in {name}"),
+                format!("`{name}`: the value of label {key:?} is not a valid Kubernetes label value: {why}."),
             );
         }
     }
@@ -164,5 +166,24 @@ mod tests {
         assert_eq!(d.0.len(), 2);
         assert!(d.0[1].detail.contains("valid values are: \"a\""));
         assert_eq!(d.0[0].attribute, Some(AttributePath::attr("x")));
+    }
+
+    #[test]
+    fn label_errors_name_the_entry() {
+        let mut d = Diagnostics::new();
+        let v = Value::map([
+            ("Team Name", Value::string("ml")),
+            ("team", Value::string("-ml-")),
+            ("ok", Value::string("fine")),
+        ]);
+        labels(&mut d, Some(&v), AttributePath::attr("default_labels"));
+        assert_eq!(d.0.len(), 2, "{d:?}");
+        for (diag, key) in d.0.iter().zip(["Team Name", "team"]) {
+            let name = format!("default_labels[\"{key}\"]");
+            assert_eq!(diag.attribute.as_ref().unwrap().to_string(), name);
+            assert!(diag.summary.contains(&name), "{diag:?}");
+            assert!(diag.detail.contains(&format!("`{name}`")), "{diag:?}");
+        }
+        assert!(d.0[0].detail.contains("only letters, digits"), "{d:?}");
     }
 }

@@ -138,6 +138,8 @@ fn sizes() {
     let mut c = config();
     c.on_demand_min = 5;
     assert_problem(&c, "capacity.on_demand_min", &["at most 4"]);
+    c.spot = false; // ignored without spot, but still a contradiction: refused
+    assert_problem(&c, "capacity.on_demand_min", &["at most 4"]);
     let mut c = config();
     c.desired_nodes = Some(9);
     assert_problem(&c, "desired_nodes", &["[1, 4]"]);
@@ -149,6 +151,19 @@ fn sizes() {
     let mut c = config();
     c.min_nodes = -1;
     assert_problem(&c, "min_nodes", &["from 0"]);
+}
+
+#[test]
+fn counts_that_are_not_whole_or_too_large_are_not_misreported() {
+    let mut c = config();
+    c.gpu_count = validate::NOT_A_WHOLE_NUMBER;
+    assert_problem(&c, "gpu_count", &["is not a whole number", "from 1 to"]);
+    assert!(!errors(&c).to_string().contains(&i64::MIN.to_string()));
+    let mut c = config();
+    c.max_nodes = i64::MAX;
+    assert_problem(&c, "max_nodes", &["is more than 4294967295"]);
+    c.max_nodes = i64::MIN + 1;
+    assert_problem(&c, "max_nodes", &["is less than -4294967295"]);
 }
 
 #[test]
@@ -231,6 +246,20 @@ fn names() {
     c.name = "ok_name-1".into();
     c.cluster = "ok".into();
     c.validate(&catalog()).unwrap();
+}
+
+#[test]
+fn name_errors_alone_follow_the_same_rules() {
+    use crate::offer::Cloud;
+    assert!(validate::name_errors(Cloud::Aws, "train-east", "train").is_empty());
+    let e = validate::name_errors(Cloud::Aws, "bad.cluster", "my pool!");
+    let attrs: Vec<&str> = e.iter().map(|f| f.attribute.as_str()).collect();
+    assert_eq!(attrs, ["cluster", "name"]);
+    assert!(e[1].problem.contains("letters, digits"), "{e:?}");
+    assert_eq!(
+        validate::name_errors(Cloud::Azure, "", "p")[0].attribute,
+        "cluster"
+    );
 }
 
 #[test]

@@ -19,6 +19,11 @@ pub const POOL_CLOUDS: [Cloud; 3] = [Cloud::Aws, Cloud::Azure, Cloud::Gcp];
 /// Longest suffix appended to a pool name to name its node groups (`-spot`).
 pub const GROUP_SUFFIX_LEN: usize = 5;
 
+/// What a caller puts in a count of [`NodePoolConfig`] for a number that is not whole
+/// (`gpu_count = 1.5`): reported as "not a whole number" rather than as a value the user
+/// never wrote.
+pub const NOT_A_WHOLE_NUMBER: i64 = i64::MIN;
+
 /// One broken rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
@@ -74,12 +79,19 @@ impl Problems {
         match u32::try_from(v) {
             Ok(n) if i64::from(n) >= min => Some(n),
             _ => {
+                let max = u32::MAX;
+                let got = if v == NOT_A_WHOLE_NUMBER {
+                    "is not a whole number".to_string()
+                } else if v > i64::from(max) {
+                    format!("is more than {max}")
+                } else if v < -i64::from(max) {
+                    format!("is less than -{max}")
+                } else {
+                    format!("is {v}")
+                };
                 self.push(
                     attribute,
-                    format!(
-                        "is {v}; it must be a whole number from {min} to {}",
-                        u32::MAX
-                    ),
+                    format!("{got}; it must be a whole number from {min} to {max}"),
                 );
                 None
             }
@@ -193,7 +205,7 @@ fn check_sizes(p: &mut Problems, c: &NodePoolConfig) -> Option<Sizes> {
         );
         ok = false;
     }
-    if c.spot && odm > max {
+    if odm > max {
         p.push(
             "capacity.on_demand_min",
             format!("is {odm}, more than max_nodes = {max}; it must be at most {max}"),
@@ -277,6 +289,17 @@ fn check_driver(
         return None;
     }
     Some(d)
+}
+
+/// The problems of `cluster` and `name` alone on `cloud`, by the rules of
+/// [`NodePoolConfig::validate`]: for inputs that carry only the names, such as import ids,
+/// so that a name no pool could have is refused before any cloud call.
+///
+/// [`NodePoolConfig::validate`]: super::NodePoolConfig::validate
+pub fn name_errors(cloud: Cloud, cluster: &str, name: &str) -> Vec<FieldError> {
+    let mut p = Problems::default();
+    check_names(&mut p, cloud, cluster, name);
+    p.0
 }
 
 /// `cluster` and `name` in the cloud's format; the name leaves room for the group suffix.

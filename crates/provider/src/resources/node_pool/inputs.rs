@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
 use gpu_core::pool::{NodePoolConfig, TaintConfig, reconcile::Timeouts};
 use tfplugin::{AttributePath, Diagnostics, Value};
 
@@ -32,14 +33,26 @@ pub fn opt_text(v: &Value, name: &str) -> Option<String> {
     v.get_attr(name).and_then(Value::as_str).map(str::to_string)
 }
 
-/// The known number at `name` as an integer: fractions and huge values become -1 so
-/// validation reports them.
+/// The known number at `name` as an integer. Validation reports what does not fit without
+/// misquoting it: a fraction becomes [`NOT_A_WHOLE_NUMBER`], a huge value `i64::MAX` and a
+/// hugely negative one `i64::MIN + 1`.
 pub fn int(v: &Value, name: &str) -> Option<i64> {
     v.get_attr(name).and_then(Value::as_number).map(|n| {
-        if n.is_integer() {
-            n.as_i64().unwrap_or(-1)
+        let lowest = NOT_A_WHOLE_NUMBER + 1;
+        if !n.is_integer() {
+            NOT_A_WHOLE_NUMBER
+        } else if let Some(i) = n.as_i64() {
+            i.max(lowest)
         } else {
-            -1
+            // A whole number held as a float or a big number: in range, or clamped.
+            let f = n.as_f64();
+            if f >= i64::MAX as f64 {
+                i64::MAX
+            } else if f <= lowest as f64 {
+                lowest
+            } else {
+                f as i64
+            }
         }
     })
 }
@@ -305,6 +318,14 @@ mod tests {
     #[test]
     fn fractional_counts_are_reported_not_truncated() {
         let v = Value::object([("gpu_count", Value::number(1.5))]);
-        assert_eq!(int(&v, "gpu_count"), Some(-1));
+        assert_eq!(int(&v, "gpu_count"), Some(NOT_A_WHOLE_NUMBER));
+        let v = Value::object([("gpu_count", Value::number(8.0))]);
+        assert_eq!(int(&v, "gpu_count"), Some(8));
+        let v = Value::object([("gpu_count", Value::number(-3))]);
+        assert_eq!(int(&v, "gpu_count"), Some(-3));
+        let v = Value::object([("gpu_count", Value::number(1e30))]);
+        assert_eq!(int(&v, "gpu_count"), Some(i64::MAX));
+        let v = Value::object([("gpu_count", Value::number(-1e30))]);
+        assert_eq!(int(&v, "gpu_count"), Some(NOT_A_WHOLE_NUMBER + 1));
     }
 }

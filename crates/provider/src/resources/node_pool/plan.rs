@@ -50,13 +50,16 @@ pub fn plan(
     {
         m.insert("instance_types".into(), Value::Null);
     }
-    let spec = match desired::validate(&cfg_view, catalog) {
+    let mut spec = match desired::validate(&with_stand_ins(&cfg_view), catalog) {
         Ok(s) => s,
         Err(d) => {
             diags.extend(d);
             return fail(diags);
         }
     };
+    // The stand-ins only passed validation; messages name what is known.
+    spec.cluster = text(proposed, "cluster");
+    spec.name = inputs::opt_text(proposed, "name").unwrap_or_else(|| UNKNOWN_NAME.into());
     if spec.cloud == Cloud::Aws {
         inputs::check_aws(proposed, &mut diags);
     }
@@ -129,6 +132,38 @@ pub fn plan(
         planned_private: req.prior_private.clone(),
         diagnostics: diags,
     }
+}
+
+/// How a pool whose `name` is not known yet is called in plan messages.
+const UNKNOWN_NAME: &str = "(name known after apply)";
+
+/// A value that passes every check, standing in for an unknown one.
+const STAND_IN: &str = "known-after-apply";
+
+/// `v` with the unknown values that validation would read as `""` (and so refuse) replaced
+/// by valid stand-ins: `cluster`, `name`, and a taint's `key` and `effect`. Unlike the cost
+/// inputs, these need not be known to plan (e.g. `cluster = aws_eks_cluster.x.name` in the
+/// configuration that creates the cluster); they are checked once known, at apply.
+fn with_stand_ins(v: &Value) -> Value {
+    let unknown = |v: &Value, name: &str| v.get_attr(name).is_some_and(|x| !x.is_known());
+    let mut out = v.clone();
+    for name in ["cluster", "name"] {
+        if unknown(v, name) {
+            set(&mut out, name, Value::string(STAND_IN));
+        }
+    }
+    if let Some(Value::List(taints)) = planned_attr_mut(&mut out, "taint") {
+        for t in taints.iter_mut() {
+            let before = t.clone();
+            if unknown(&before, "key") {
+                set(t, "key", Value::string(STAND_IN));
+            }
+            if unknown(&before, "effect") {
+                set(t, "effect", Value::string("NoSchedule"));
+            }
+        }
+    }
+    out
 }
 
 /// The prior's chosen instance types, when the user pins none and nothing they depend on

@@ -368,6 +368,21 @@ pub fn import_state(id: &str, object_keys: &[String]) -> Result<Value, String> {
             "the import id {id:?} has an empty part; it must look like \"aws/<region>/<cluster>/<name>\""
         ));
     }
+    // Refused here, before the read that follows an import calls the cloud with them.
+    if !crate::config::is_aws_region(region) {
+        return Err(format!(
+            "the import id {id:?} names region {region:?}, which is not an AWS region; an AWS region looks like \"us-east-1\" or \"eu-west-2\""
+        ));
+    }
+    let problems =
+        gpu_core::pool::validate::name_errors(gpu_core::offer::Cloud::Aws, cluster, name);
+    if !problems.is_empty() {
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(format!(
+            "the import id {id:?} cannot name a pool: {}",
+            list.join("; ")
+        ));
+    }
     let mut m: BTreeMap<String, Value> = object_keys
         .iter()
         .map(|k| (k.clone(), Value::Null))

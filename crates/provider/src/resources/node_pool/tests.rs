@@ -315,6 +315,71 @@ fn bad_configs_fail_at_plan_with_the_attribute_named() {
 }
 
 #[test]
+fn names_and_taints_known_only_after_apply_do_not_fail_the_plan() {
+    // e.g. `cluster = aws_eks_cluster.x.name` where the cluster is created in the same run.
+    let taint = Value::List(vec![Value::object([
+        ("key", Value::unknown()),
+        ("value", Value::unknown()),
+        ("effect", Value::unknown()),
+    ])]);
+    let cfg = with(
+        with(
+            with(config(), "cluster", Value::unknown()),
+            "name",
+            Value::unknown(),
+        ),
+        "taint",
+        taint,
+    );
+    let p = plan_of(&cfg, &Value::Null);
+    assert!(errors(&p.diagnostics).is_empty(), "{:?}", p.diagnostics);
+    let s = &p.planned_state;
+    for a in ["cluster", "name", "id", "node_groups"] {
+        assert!(
+            !s.get_attr(a).unwrap().is_known(),
+            "{a} should stay unknown"
+        );
+    }
+    assert!(num(s, "monthly_usd") > 0.0);
+    let warning = &p
+        .diagnostics
+        .0
+        .iter()
+        .find(|d| !d.is_error())
+        .unwrap()
+        .summary;
+    assert!(warning.contains("(name known after apply)"), "{warning}");
+    assert!(
+        !format!("{s:?}").contains("known-after-apply"),
+        "a stand-in leaked: {s:?}"
+    );
+
+    // A known bad value next to them is still refused, and the stand-ins are not quoted.
+    let bad = with(cfg, "min_nodes", Value::number(9));
+    let errs = errors(&plan_of(&bad, &Value::Null).diagnostics);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].0, "min_nodes");
+}
+
+#[test]
+fn on_demand_floor_above_max_nodes_is_refused_without_spot_too() {
+    let cfg = with(
+        config(),
+        "capacity",
+        Value::object([
+            ("spot", Value::Bool(false)),
+            ("on_demand_min", Value::number(9)),
+        ]),
+    );
+    let errs = errors(&plan_of(&cfg, &Value::Null).diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "capacity.on_demand_min" && d.contains("at most 4")),
+        "{errs:?}"
+    );
+}
+
+#[test]
 fn azure_is_refused_with_its_price() {
     let azure = with(
         with(config(), "cloud", Value::string("azure")),
@@ -532,6 +597,29 @@ async fn second_group_failing_keeps_the_first_in_state() {
         groups::names(r2.new_state.get_attr("node_groups")),
         vec!["train-od", "train-spot"]
     );
+}
+
+#[test]
+fn import_ids_no_pool_could_have_are_refused_before_any_read() {
+    let keys: Vec<String> = match schema().value_type() {
+        Type::Object(o) => o.attributes.keys().cloned().collect(),
+        _ => unreachable!(),
+    };
+    let region = import_state("aws/nowhere/train-east/train", &keys).unwrap_err();
+    assert!(
+        region.contains("\"nowhere\"") && region.contains("\"us-east-1\""),
+        "{region}"
+    );
+    let name = import_state("aws/us-east-1/train-east/my pool!", &keys).unwrap_err();
+    assert!(
+        name.contains("`name`") && name.contains("letters, digits"),
+        "{name}"
+    );
+    let cluster = import_state("aws/us-east-1/bad.cluster/train", &keys).unwrap_err();
+    assert!(cluster.contains("`cluster`"), "{cluster}");
+    let long = format!("aws/us-east-1/train-east/{}", "a".repeat(59));
+    assert!(import_state(&long, &keys).unwrap_err().contains("1–58"));
+    assert!(import_state("aws/us-gov-west-1/train_east/train-2", &keys).is_ok());
 }
 
 #[tokio::test]

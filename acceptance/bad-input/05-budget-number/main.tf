@@ -1,0 +1,29 @@
+# Bad input: a number where the provider's budget takes an object.
+# Expected: validate fails naming `budget`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+  budget = 500 # <- error
+}
+
+data "gpu_models" "all" {}

@@ -1,0 +1,46 @@
+# Bad input: an on-demand floor above max_nodes with spot off (once accepted and ignored).
+# Expected: validate fails naming `capacity.on_demand_min`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+resource "gpu_node_pool" "pool" {
+  cloud     = "aws"
+  region    = "us-east-1"
+  cluster   = "bad-input"
+  name      = "pool"
+  gpu       = "H100"
+  gpu_count = 8
+  min_nodes = 1
+  max_nodes = 2
+
+  capacity {
+    spot          = false
+    on_demand_min = 9 # <- error
+  }
+
+  aws {
+    node_role_arn = "arn:aws:iam::123456789012:role/nodes"
+  }
+}

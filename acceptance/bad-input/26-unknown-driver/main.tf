@@ -1,0 +1,43 @@
+# Bad input: a node image family that does not exist.
+# Expected: validate fails naming `driver`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+resource "gpu_node_pool" "pool" {
+  cloud     = "aws"
+  region    = "us-east-1"
+  cluster   = "bad-input"
+  name      = "pool"
+  gpu       = "H100"
+  gpu_count = 8
+  min_nodes = 1
+  max_nodes = 2
+
+  driver = "ubuntu_cuda" # <- error
+
+  aws {
+    node_role_arn = "arn:aws:iam::123456789012:role/nodes"
+  }
+}

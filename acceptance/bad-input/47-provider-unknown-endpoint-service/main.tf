@@ -1,0 +1,29 @@
+# Bad input: an endpoint for a service the provider does not call.
+# Expected: validate fails naming `aws.endpoints["ec3"]`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+      ec3     = var.endpoint # <- error
+    }
+  }
+}
+
+data "gpu_models" "all" {}

@@ -1,0 +1,31 @@
+# Bad input: a limit of zero offers.
+# Expected: validate fails naming `limit`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+data "gpu_offers" "h100" {
+  gpu   = "H100"
+  limit = 0 # <- error
+}

@@ -1,0 +1,31 @@
+# Bad input: filters no offer passes (read at plan time).
+# Expected: plan fails naming `regions`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+data "gpu_spot_offer" "best" {
+  gpu     = "H100"
+  regions = ["antarctica-*"] # <- error
+}

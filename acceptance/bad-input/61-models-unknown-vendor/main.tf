@@ -1,0 +1,30 @@
+# Bad input: a GPU vendor the catalog does not have.
+# Expected: validate fails naming `vendor`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+data "gpu_models" "intel" {
+  vendor = "intel" # <- error
+}
