@@ -47,8 +47,9 @@ def main(argv: list[str]) -> int:
     known = [name for name, _ in ROWS]
     order = known + sorted(set(rows) - set(known))
     width = max(len(n) for n in order)
-    print(f"{'check':<{width}}  {'result':>15}  {'goal':>5}  ok   detail")
-    print(f"{'-' * width}  {'-' * 15}  {'-' * 5}  ---  ------")
+    gw = max([4] + [len(r["goal"]) for r in rows.values()])
+    print(f"{'check':<{width}}  {'result':>15}  {'goal':>{gw}}  ok   detail")
+    print(f"{'-' * width}  {'-' * 15}  {'-' * gw}  ---  ------")
     bad = 0
     for name in order:
         r = rows.get(name)
@@ -56,12 +57,12 @@ def main(argv: list[str]) -> int:
             if present_only:
                 continue
             source = dict(ROWS).get(name, "?")
-            print(f"{name:<{width}}  {'missing':>15}  {'':>5}  NO   not recorded ({source})")
+            print(f"{name:<{width}}  {'missing':>15}  {'':>{gw}}  NO   not recorded ({source})")
             bad += 1
             continue
         ok = "yes" if r["ok"] else "NO"
         bad += 0 if r["ok"] else 1
-        print(f"{name:<{width}}  {figure(r):>15}  {r['goal']:>5}  {ok:<3}  {r['detail']}")
+        print(f"{name:<{width}}  {figure(r):>15}  {r['goal']:>{gw}}  {ok:<3}  {r['detail']}")
     print(f"\n{len(order) - bad if not present_only else len(rows) - bad} rows at goal, "
           f"{bad} not (rows from {out_dir()})")
     return 1 if bad else 0
