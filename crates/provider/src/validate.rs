@@ -1,6 +1,7 @@
 //! Small checks on configuration values that may be unknown at plan time: each skips
 //! unknown and null values and reports problems with the attribute's path.
 
+use gpu_core::pool::kube::{label_key_problem, label_value_problem};
 use tfplugin::{AttributePath, Diagnostics, Value};
 
 /// The known number at `v`, if any.
@@ -60,53 +61,6 @@ pub fn http_url(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath)
             format!("`{name}` must be an http:// or https:// URL; got {s:?}."),
         );
     }
-}
-
-/// Why `key` is not a valid Kubernetes label key, if it is not (`[prefix/]name`, the name at
-/// most 63 characters of alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric).
-pub fn label_key_problem(key: &str) -> Option<String> {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix
-        && (p.is_empty()
-            || p.len() > 253
-            || !p.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            }))
-    {
-        return Some(format!(
-            "the prefix {p:?} must be a DNS subdomain (lowercase letters, digits, '-' and '.')"
-        ));
-    }
-    label_value_problem(name).or_else(|| {
-        name.is_empty()
-            .then(|| "the name part is empty".to_string())
-    })
-}
-
-/// Why `value` is not a valid Kubernetes label value, if it is not.
-pub fn label_value_problem(value: &str) -> Option<String> {
-    if value.len() > 63 {
-        return Some(format!(
-            "it is {} characters long; at most 63 are allowed",
-            value.len()
-        ));
-    }
-    let ok_inner = value
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
-    let ok_ends = value.is_empty()
-        || (value.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && value.ends_with(|c: char| c.is_ascii_alphanumeric()));
-    if !ok_inner || !ok_ends {
-        return Some("only letters, digits, '-', '_' and '.' are allowed, starting and ending with a letter or digit".into());
-    }
-    None
 }
 
 /// Checks every key and value of the label map at `v`; each error names the entry's path

@@ -42,13 +42,13 @@ pub struct NodePoolConfig {
     pub driver: Option<String>,
     /// `labels`.
     pub labels: BTreeMap<String, String>,
-    /// `taints`.
+    /// The `taint` blocks, in order.
     pub taints: Vec<TaintConfig>,
     /// `tags`.
     pub tags: BTreeMap<String, String>,
 }
 
-/// One element of `taints`, unchecked.
+/// One `taint` block, unchecked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaintConfig {
     /// `key`.

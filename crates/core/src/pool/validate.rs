@@ -359,7 +359,7 @@ fn check_labels(p: &mut Problems, labels: &BTreeMap<String, String>) {
     }
 }
 
-/// `taints`: Kubernetes keys and values and a known effect.
+/// The `taint` blocks: Kubernetes keys and values and a known effect.
 fn check_taints(p: &mut Problems, c: &NodePoolConfig) -> Vec<Taint> {
     let mut out = Vec::new();
     for (i, t) in c.taints.iter().enumerate() {
