@@ -155,6 +155,18 @@ class FaultProxy:
         self._release = threading.Event()
         self._settle_seconds = 0.0
         self._created_at: dict[str, float] = {}  # "/clusters/c/node-groups/n" -> time
+        # (nodegroupName, clientRequestToken) of every CreateNodegroup that arrived, in
+        # order, faulted or not: the tests check that a repeated create repeats its token.
+        self.create_tokens: list[tuple[str, str | None]] = []
+
+    def _record_create(self, body: bytes) -> None:
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            req = {}
+        with self._lock:
+            self.create_tokens.append((req.get("nodegroupName", ""),
+                                       req.get("clientRequestToken")))
 
     def set_random(self, faults: RandomFaults | None) -> None:
         """Replaces the random fault mode (None turns it off)."""
@@ -287,6 +299,8 @@ class FaultProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 op = operation(self.command, self.path, body)
+                if op == "CreateNodegroup":
+                    proxy._record_create(body)
                 fault = proxy._fault_for(op)
                 kind = None if fault else proxy._random_kind(op)
                 if fault and fault.status == 0:  # lose(): forward, then drop the answer

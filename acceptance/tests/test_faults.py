@@ -114,6 +114,15 @@ def test_a_create_whose_answer_is_lost_is_adopted_not_duplicated(aws_tf, moto):
         # Two groups, each created once, its answer lost, and asked again once.
         assert proxy.injected_kinds["lost"] == 2, proxy.injected_kinds
         assert proxy.counts["CreateNodegroup"] == 4, proxy.counts
+        # The repeat carries the first attempt's idempotency token (what real EKS uses to
+        # answer it with the first group); each group has its own.
+        tokens: dict[str, set] = {}
+        for group, token in proxy.create_tokens:
+            assert token, f"CreateNodegroup of {group} had no clientRequestToken"
+            tokens.setdefault(group, set()).add(token)
+        assert sorted(tokens) == sorted(f"{pool}-{s}" for s in ("od", "spot")), tokens
+        assert all(len(t) == 1 for t in tokens.values()), f"a repeat changed its token: {tokens}"
+        assert len({next(iter(t)) for t in tokens.values()}) == 2, f"groups share a token: {tokens}"
         check_groups(moto, cluster, pool, wd.resource(ADDR))
         assert wd.plan_is_empty()
     finally:
