@@ -3,6 +3,7 @@
 //! catalogs for the life of the process so many data blocks cost one refresh.
 
 use crate::config::ProviderConfig;
+use gpu_core::cancel::Cancel;
 use gpu_core::catalog::Catalog;
 use gpu_core::catalog::live::{self, LiveConfig, Progress};
 use gpu_core::offer::Cloud;
@@ -108,15 +109,18 @@ pub struct LiveCache {
 }
 
 impl LiveCache {
-    /// The live catalog for `query`, refreshing at most once per clouds and regions.
+    /// The live catalog for `query`, refreshing at most once per clouds and regions;
+    /// `cancel` (Terraform's StopProvider) ends the retry pauses of the sources.
     pub async fn get(
         &self,
         provider: Option<&ProviderConfig>,
         query: &OfferQuery,
         progress: Progress<'_>,
+        cancel: &Cancel,
     ) -> Refreshed {
         let base = Catalog::embedded();
-        let cfg = config_for(provider, query, base);
+        let mut cfg = config_for(provider, query, base);
+        cfg.cancel = cancel.clone();
         let clouds = clouds_of(query);
         let key = (clouds.clone(), cfg.regions.clone());
         let mut done = self.done.lock().await;
@@ -128,7 +132,10 @@ impl LiveCache {
             catalog: Arc::new(result.catalog),
             warnings: result.warnings,
         };
-        done.insert(key, refreshed.clone());
+        if !cancel.is_cancelled() {
+            // A refresh cut short is not remembered as the answer for these regions.
+            done.insert(key, refreshed.clone());
+        }
         refreshed
     }
 }

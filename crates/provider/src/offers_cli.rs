@@ -115,7 +115,12 @@ fn live_catalog(query: &OfferQuery) -> Result<std::sync::Arc<Catalog>, String> {
             rows_updated,
         } => bar.println(format!("{source}: {rows_updated} offers updated")),
     };
-    let refreshed = runtime.block_on(crate::live::LiveCache::default().get(None, query, &progress));
+    let refreshed = runtime.block_on(crate::live::LiveCache::default().get(
+        None,
+        query,
+        &progress,
+        &gpu_core::cancel::Cancel::new(),
+    ));
     bar.finish_and_clear();
     for w in &refreshed.warnings {
         eprintln!("warning: {w}");

@@ -220,7 +220,7 @@ impl Provider for GpuProvider {
         };
         let refreshed = self
             .live
-            .get(self.configured().as_ref(), &query, &|_| {})
+            .get(self.configured().as_ref(), &query, &|_| {}, &self.stop)
             .await;
         let mut response =
             data_sources::read(&request.type_name, &request.config, &refreshed.catalog);

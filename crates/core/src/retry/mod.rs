@@ -14,6 +14,8 @@ use crate::time::{parse_http_date, unix_now};
 mod run;
 #[cfg(feature = "live")]
 pub use run::{Failure, run};
+#[cfg(feature = "live")]
+pub mod sdk;
 
 /// Whether a response status is worth retrying (429 and 5xx).
 pub fn retryable_status(status: u16) -> bool {

@@ -123,3 +123,136 @@ async fn spot_history_through_the_sdk() {
         .count();
     assert_eq!(posts, 3);
 }
+
+/// EC2's own error document (the query protocol's shape).
+fn ec2_error(status: u16, code: &str, message: &str) -> Response {
+    Response::with_type(
+        status,
+        "text/xml",
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{code}</Code>\
+             <Message>{message}</Message></Error></Errors><RequestID>req-1</RequestID></Response>"
+        ),
+    )
+}
+
+/// Spot POSTs seen by the server for `region` (price-list GETs left out).
+fn spot_posts(server: &Server, region: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|q| q.method == "POST" && signed_region(q) == region)
+        .count()
+}
+
+#[tokio::test]
+async fn a_throttled_page_is_retried_by_the_crate_policy() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // The second page is throttled twice (EC2's RequestLimitExceeded, 503), then served.
+    let throttled = AtomicUsize::new(0);
+    let server = Server::start(move |req, base| {
+        if req.method == "POST"
+            && req.body.contains("NextToken=page-2")
+            && throttled.fetch_add(1, Ordering::SeqCst) < 2
+        {
+            return ec2_error(503, "RequestLimitExceeded", "Request limit exceeded.");
+        }
+        handler(req, base)
+    });
+    let cfg = config("aws-spot-throttled", &server.base);
+    let base = catalog(ROWS);
+    let (r, _) = run(&base, &cfg, &[Cloud::Aws]).await;
+    assert_eq!(
+        r.warnings.len(),
+        1,
+        "only us-west-2's price list: {:?}",
+        r.warnings
+    );
+    // us-east-1: page 1, page 2 twice throttled then served; the SDK added no retries.
+    assert_eq!(spot_posts(&server, "us-east-1"), 4);
+    close(
+        find(
+            &r.catalog,
+            Cloud::Aws,
+            "us-east-1",
+            Some("use1-az6"),
+            "g6.xlarge",
+        )
+        .spot_usd_per_hour,
+        0.31,
+    );
+    assert_eq!(r.stats_of(SourceId::AwsSpot).unwrap().pages_fetched, 3);
+}
+
+#[tokio::test]
+async fn throttling_that_never_ends_stops_after_the_configured_attempts() {
+    let server = Server::start(|req, base| {
+        if req.method == "POST" {
+            return ec2_error(503, "RequestLimitExceeded", "Request limit exceeded.");
+        }
+        handler(req, base)
+    });
+    let cfg = config("aws-spot-always-throttled", &server.base);
+    assert_eq!(cfg.max_retries, 2);
+    let (r, _) = run(&catalog(ROWS), &cfg, &[Cloud::Aws]).await;
+    assert_eq!(spot_posts(&server, "us-east-1"), 3, "1 + max_retries");
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("aws-spot") && w.contains("us-east-1"))
+        .unwrap_or_else(|| panic!("no spot warning: {:?}", r.warnings));
+    assert!(
+        w.contains("RequestLimitExceeded") && w.contains("after 3 attempts"),
+        "{w}"
+    );
+}
+
+#[tokio::test]
+async fn an_auth_failure_is_not_retried() {
+    let server = Server::start(|req, base| {
+        if req.method == "POST" {
+            return ec2_error(
+                401,
+                "AuthFailure",
+                "AWS was not able to validate the provided access credentials",
+            );
+        }
+        handler(req, base)
+    });
+    let cfg = config("aws-spot-auth", &server.base);
+    let (r, _) = run(&catalog(ROWS), &cfg, &[Cloud::Aws]).await;
+    assert_eq!(spot_posts(&server, "us-east-1"), 1);
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("aws-spot") && w.contains("us-east-1"))
+        .unwrap_or_else(|| panic!("no spot warning: {:?}", r.warnings));
+    assert!(w.contains("AuthFailure") && !w.contains("attempts"), "{w}");
+}
+
+#[tokio::test]
+async fn a_stop_ends_the_retries() {
+    let server = Server::start(|req, base| {
+        if req.method == "POST" {
+            return ec2_error(503, "RequestLimitExceeded", "Request limit exceeded.");
+        }
+        handler(req, base)
+    });
+    let mut cfg = config("aws-spot-stopped", &server.base);
+    cfg.initial_backoff = std::time::Duration::from_secs(30); // a stop must not wait for it
+    cfg.cancel.cancel();
+    let started = std::time::Instant::now();
+    let (r, _) = run(&catalog(ROWS), &cfg, &[Cloud::Aws]).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(spot_posts(&server, "us-east-1"), 1);
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("aws-spot") && w.contains("us-east-1"))
+        .unwrap_or_else(|| panic!("no spot warning: {:?}", r.warnings));
+    assert!(w.contains("stopped while retrying"), "{w}");
+}

@@ -95,3 +95,27 @@ async fn dead_network_warns_for_every_source_and_changes_nothing() {
         r.warnings
     );
 }
+
+#[tokio::test]
+async fn a_stop_ends_the_retry_pauses_of_http_sources() {
+    let server = Server::start(|_, _| Response::status(503).header("Retry-After", "30"));
+    let mut cfg = config("http-stopped", &server.base);
+    cfg.max_backoff = Duration::from_secs(60);
+    cfg.cancel.cancel(); // Terraform's StopProvider came before the refresh
+    let base = catalog(ROWS);
+    let started = Instant::now();
+    let (r, _) = run(&base, &cfg, &[Cloud::Azure]).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited for Retry-After: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.count(), 1, "no retry after the stop");
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("stopped while retrying") && r.warnings[0].contains("HTTP 503"),
+        "{}",
+        r.warnings[0]
+    );
+    assert_eq!(r.catalog.offers(), base.offers());
+}

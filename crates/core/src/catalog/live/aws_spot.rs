@@ -5,7 +5,9 @@
 //! Credentials and settings come from [`super::LiveConfig::aws_sdk_config`], else from
 //! the usual chain (environment, shared config with `aws_profile`, SSO cache, container
 //! and instance metadata); the EC2 endpoint can be overridden
-//! ([`super::Endpoints::aws_ec2`]). The latest price per (zone, type) wins.
+//! ([`super::Endpoints::aws_ec2`]). The latest price per (zone, type) wins. Each page is
+//! one call under the crate's retry policy ([`crate::retry`]) with the config's retry
+//! count and backoff; the SDK's own retries are off.
 //!
 //! Zones: a quote's zone is the AZ *id* (`use1-az4`) when EC2 reports one, which is what
 //! the snapshot's zone column holds, so such rows are updated in place; otherwise it is
@@ -28,6 +30,8 @@ use super::report::{ProgressEvent, SourceId};
 use super::scope::{Ctx, SourceRun};
 use super::time::unix_now;
 use super::wanted::Wanted;
+use crate::retry;
+use crate::retry::sdk::verdict;
 
 /// The product description asked for.
 pub const PRODUCT: &str = "Linux/UNIX";
@@ -104,12 +108,8 @@ async fn fetch_region(
     let cfg = ctx.cfg;
     let mut conf = aws_sdk_ec2::config::Builder::from(sdk)
         .region(Region::new(region.to_string()))
-        .retry_config(
-            RetryConfig::standard()
-                .with_max_attempts(cfg.max_retries + 1)
-                .with_initial_backoff(cfg.initial_backoff)
-                .with_max_backoff(cfg.max_backoff),
-        )
+        // Retries are the crate's policy (below), not the SDK's.
+        .retry_config(RetryConfig::disabled())
         .timeout_config(
             TimeoutConfig::builder()
                 .operation_attempt_timeout(cfg.timeout)
@@ -119,7 +119,7 @@ async fn fetch_region(
         conf = conf.endpoint_url(ep);
     }
     let client = aws_sdk_ec2::Client::from_conf(conf.build());
-    let mut pages = client
+    let request = client
         .describe_spot_price_history()
         .set_instance_types(Some(
             types
@@ -131,18 +131,30 @@ async fn fetch_region(
         .start_time(aws_sdk_ec2::primitives::DateTime::from_secs(
             unix_now() as i64
         ))
-        .max_results(1000)
-        .into_paginator()
-        .send();
+        .max_results(1000);
+    let policy = cfg.retry_policy();
     // (zone, type) → (timestamp, price)
     let mut latest: HashMap<(String, String), (i64, f64)> = HashMap::new();
     let mut n = 0usize;
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(|e| LiveError::Aws {
-            operation: OPERATION,
-            region: region.to_string(),
-            message: DisplayErrorContext(&e).to_string(),
-        })?;
+    let mut next_token: Option<String> = None;
+    let mut previous_token: Option<String> = None;
+    loop {
+        let call = request.clone().set_next_token(next_token.take());
+        let page = retry::run(&policy, &cfg.cancel, || call.clone().send(), verdict)
+            .await
+            .map_err(|f| {
+                let mut message = DisplayErrorContext(&f.error).to_string();
+                if f.cancelled {
+                    message = format!("stopped while retrying (Terraform asked the provider to stop); last error: {message}");
+                } else if f.attempts > 1 {
+                    message.push_str(&format!(" (after {} attempts)", f.attempts));
+                }
+                LiveError::Aws {
+                    operation: OPERATION,
+                    region: region.to_string(),
+                    message,
+                }
+            })?;
         n += 1;
         (ctx.progress)(ProgressEvent::PageFetched {
             source: SourceId::AwsSpot,
@@ -173,6 +185,14 @@ async fn fetch_region(
                     latest.insert(key, (at, price));
                 }
             }
+        }
+        // The last page has no token; a token repeated would loop forever.
+        match page.next_token().filter(|t| !t.is_empty()) {
+            Some(t) if Some(t) != previous_token.as_deref() => {
+                previous_token = Some(t.to_string());
+                next_token = previous_token.clone();
+            }
+            _ => break,
         }
     }
     let mut quotes: Vec<Quote> = latest

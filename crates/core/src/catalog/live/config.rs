@@ -4,6 +4,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cancel::Cancel;
+use crate::retry::{Backoff, RetryPolicy};
+
 /// Environment variable holding the Google Cloud Billing Catalog API key.
 pub const GCP_API_KEY_ENV: &str = "GOOGLE_CLOUD_BILLING_API_KEY";
 
@@ -86,6 +89,8 @@ pub struct LiveConfig {
     pub aws_sdk_config: Option<aws_config::SdkConfig>,
     /// AWS shared-config profile to load when `aws_sdk_config` is `None`.
     pub aws_profile: Option<String>,
+    /// Set when Terraform asks the provider to stop: pauses between retries end at once.
+    pub cancel: Cancel,
 }
 
 impl LiveConfig {
@@ -103,6 +108,7 @@ impl LiveConfig {
             gcp_api_key: None,
             aws_sdk_config: None,
             aws_profile: None,
+            cancel: Cancel::new(),
         }
     }
 
@@ -114,6 +120,17 @@ impl LiveConfig {
                 .filter(|k| !k.trim().is_empty())
                 .map(ApiKey::new)
         })
+    }
+
+    /// The crate's retry policy with this config's retry count and backoff.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: self.max_retries + 1,
+            backoff: Backoff {
+                initial: self.initial_backoff,
+                max: self.max_backoff,
+            },
+        }
     }
 
     /// Whether `region` is selected by [`LiveConfig::regions`].
@@ -142,6 +159,7 @@ impl fmt::Debug for LiveConfig {
             .field("gcp_api_key", &self.gcp_api_key)
             .field("aws_sdk_config", &self.aws_sdk_config.as_ref().map(|_| "…"))
             .field("aws_profile", &self.aws_profile)
+            .field("cancelled", &self.cancel.is_cancelled())
             .finish()
     }
 }

@@ -56,6 +56,18 @@ pub enum LiveError {
     Task(String),
 }
 
+impl LiveError {
+    /// The error with its attempt count raised to at least `n` (HTTP errors only).
+    pub fn with_attempts(mut self, n: u32) -> Self {
+        if let LiveError::Status { attempts, .. } | LiveError::Transport { attempts, .. } =
+            &mut self
+        {
+            *attempts = (*attempts).max(n);
+        }
+        self
+    }
+}
+
 fn attempts_note(attempts: u32) -> String {
     if attempts > 1 {
         format!(" (after {attempts} attempts)")

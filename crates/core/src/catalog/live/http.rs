@@ -1,5 +1,6 @@
 //! The HTTP client of the price sources: reqwest with a timeout, retries on 429, 5xx and
-//! transport errors (see [`super::retry`]), and URLs redacted in every error.
+//! transport errors under the crate's one policy ([`crate::retry::run`]), and URLs
+//! redacted in every error.
 
 use std::time::Duration;
 
@@ -7,15 +8,22 @@ use serde::de::DeserializeOwned;
 
 use super::config::LiveConfig;
 use super::error::{LiveError, redact_url};
-use super::retry::{Backoff, retry_after, retryable_status};
+use crate::cancel::Cancel;
+use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
 
 /// A retrying GET client.
 #[derive(Debug, Clone)]
 pub struct Http {
     client: reqwest::Client,
-    max_retries: u32,
-    backoff: Backoff,
+    policy: RetryPolicy,
+    cancel: Cancel,
     timeout: std::time::Duration,
+}
+
+/// One failed attempt: its error (attempts not yet counted) and whether to repeat it.
+struct Attempt {
+    error: LiveError,
+    verdict: Verdict,
 }
 
 impl Http {
@@ -36,12 +44,9 @@ impl Http {
             })?;
         Ok(Http {
             client,
-            max_retries: cfg.max_retries,
+            policy: cfg.retry_policy(),
+            cancel: cfg.cancel.clone(),
             timeout: cfg.timeout,
-            backoff: Backoff {
-                initial: cfg.initial_backoff,
-                max: cfg.max_backoff,
-            },
         })
     }
 
@@ -58,15 +63,13 @@ impl Http {
     }
 
     async fn send(&self, url: &str, total_timeout: bool) -> Result<reqwest::Response, LiveError> {
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
+        self.retrying(url, || async {
             let mut req = self.client.get(url);
             if total_timeout {
                 req = req.timeout(self.timeout);
             }
-            let (error, wish) = match req.send().await {
-                Ok(resp) if resp.status().is_success() => return Ok(resp),
+            match req.send().await {
+                Ok(resp) if resp.status().is_success() => Ok(resp),
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     let wish = resp
@@ -74,41 +77,69 @@ impl Http {
                         .get(reqwest::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
                         .and_then(retry_after);
-                    let err = LiveError::Status {
-                        url: redact_url(url),
-                        status,
-                        attempts: attempt,
-                    };
-                    if !retryable_status(status) {
-                        return Err(err);
-                    }
-                    (err, wish)
+                    Err(Attempt {
+                        error: LiveError::Status {
+                            url: redact_url(url),
+                            status,
+                            attempts: 1,
+                        },
+                        verdict: if retryable_status(status) {
+                            Verdict::Retry(wish)
+                        } else {
+                            Verdict::Stop
+                        },
+                    })
                 }
-                Err(e) => (transport(url, &e, attempt), None),
-            };
-            if attempt > self.max_retries {
-                return Err(error);
+                Err(e) => Err(Attempt {
+                    error: transport(url, &e, 1),
+                    verdict: Verdict::Retry(None),
+                }),
             }
-            tokio::time::sleep(self.backoff.delay(attempt - 1, wish)).await;
-        }
+        })
+        .await
     }
 
     /// GETs `url` and decodes its JSON body; a body cut short is retried like a failed GET.
     pub async fn get_json<T: DeserializeOwned>(&self, url: &str) -> Result<T, LiveError> {
-        let mut attempt = 0u32;
-        let bytes = loop {
-            attempt += 1;
-            let resp = self.get(url).await?;
-            match resp.bytes().await {
-                Ok(b) => break b,
-                Err(e) if attempt > self.max_retries => return Err(transport(url, &e, attempt)),
-                Err(_) => tokio::time::sleep(self.backoff.delay(attempt - 1, None)).await,
-            }
-        };
+        let bytes = self
+            .retrying(url, || async {
+                let resp = self.get(url).await.map_err(|error| Attempt {
+                    error,
+                    verdict: Verdict::Stop, // `get` has used up its own retries
+                })?;
+                resp.bytes().await.map_err(|e| Attempt {
+                    error: transport(url, &e, 1),
+                    verdict: Verdict::Retry(None),
+                })
+            })
+            .await?;
         serde_json::from_slice(&bytes).map_err(|e| LiveError::Decode {
             url: redact_url(url),
             message: e.to_string(),
         })
+    }
+
+    /// Runs `call` under the policy; the error of the last attempt, with the attempts made.
+    async fn retrying<T, F, Fut>(&self, url: &str, call: F) -> Result<T, LiveError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Attempt>>,
+    {
+        retry::run(&self.policy, &self.cancel, call, |a: &Attempt| a.verdict)
+            .await
+            .map_err(|f| {
+                if f.cancelled {
+                    return LiveError::Transport {
+                        url: redact_url(url),
+                        message: format!(
+                            "stopped while retrying (Terraform asked the provider to stop); last error: {}",
+                            f.error.error
+                        ),
+                        attempts: f.attempts,
+                    };
+                }
+                f.error.error.with_attempts(f.attempts)
+            })
     }
 }
 

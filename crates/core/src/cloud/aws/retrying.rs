@@ -9,32 +9,8 @@ use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use super::errors::map_sdk_error;
 use crate::cancel::Cancel;
 use crate::cloud::CloudError;
-use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
-
-/// Whether an SDK error is worth repeating unchanged: throttling and server errors by
-/// code or status, timeouts, and connection failures. `Retry-After` is honoured.
-pub(crate) fn verdict<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict {
-    let status = err.raw_response().map(|r| r.status().as_u16());
-    let wish = err
-        .raw_response()
-        .and_then(|r| r.headers().get("retry-after"))
-        .and_then(retry_after);
-    let again = match err {
-        SdkError::ServiceError(ctx) => {
-            let e = ctx.err();
-            CloudError::from_code(e.code(), e.message(), status).is_retryable()
-        }
-        SdkError::TimeoutError(_) => true,
-        SdkError::DispatchFailure(d) => d.is_io() || d.is_timeout(),
-        SdkError::ResponseError(_) => status.is_some_and(retryable_status),
-        _ => false,
-    };
-    if again {
-        Verdict::Retry(wish)
-    } else {
-        Verdict::Stop
-    }
-}
+use crate::retry::sdk::verdict;
+use crate::retry::{self, RetryPolicy};
 
 /// Runs one EKS operation under `policy`: the typed error of the last attempt, naming the
 /// operation and, when it was retried, how many attempts were made.

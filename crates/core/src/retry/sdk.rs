@@ -1,0 +1,36 @@
+//! What the AWS SDK's errors mean for [`super::run`]: one verdict for every AWS service
+//! (EKS node groups, EC2 spot prices). The SDK's own retries are turned off by the callers,
+//! so backoff, jitter and `Retry-After` are decided by the crate's policy alone.
+//!
+//! `SdkError` and `ProvideErrorMetadata` are the smithy runtime's types, which every
+//! `aws-sdk-*` crate re-exports; they are named here through aws-sdk-ec2.
+
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+
+use super::{Verdict, retry_after, retryable_status};
+use crate::cloud::CloudError;
+
+/// Whether an SDK error is worth repeating unchanged: throttling and server errors by
+/// code or status, timeouts, and connection failures; with the server's `Retry-After`.
+pub fn verdict<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict {
+    let status = err.raw_response().map(|r| r.status().as_u16());
+    let wish = err
+        .raw_response()
+        .and_then(|r| r.headers().get("retry-after"))
+        .and_then(retry_after);
+    let again = match err {
+        SdkError::ServiceError(ctx) => {
+            let e = ctx.err();
+            CloudError::from_code(e.code(), e.message(), status).is_retryable()
+        }
+        SdkError::TimeoutError(_) => true,
+        SdkError::DispatchFailure(d) => d.is_io() || d.is_timeout(),
+        SdkError::ResponseError(_) => status.is_some_and(retryable_status),
+        _ => false,
+    };
+    if again {
+        Verdict::Retry(wish)
+    } else {
+        Verdict::Stop
+    }
+}
