@@ -336,8 +336,14 @@ impl NodeGroups for FakeNodeGroups {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        // No clock: a group that has not settled after `settle_after + 1` polls never will.
-        for _ in 0..=self.settle_after {
+        // No clock: a group that has not settled after `settle_after + 1` polls never will;
+        // with no time at all, it is looked at once (as the real adapters do).
+        let polls = if timeout.is_zero() {
+            1
+        } else {
+            self.settle_after + 1
+        };
+        for _ in 0..polls {
             let got = self.describe_node_group(cluster, name).await?;
             if let Some(done) = super::poll::wait_step(cluster, name, target, got)? {
                 return Ok(done);

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::diff;
 use super::group::{CapacityType, NodeGroupSpec, Scaling};
@@ -29,12 +29,14 @@ pub struct Placement {
 
 /// How long each kind of wait may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Each bounds all the waits of its kind in one run, counted from the run's start (as
+/// Terraform's `timeouts` bound a whole operation), not each group's wait on its own.
 pub struct Timeouts {
-    /// Per created group, until `ACTIVE`.
+    /// Until every created group is `ACTIVE`.
     pub create: Duration,
-    /// Per updated group, until `ACTIVE` again.
+    /// Until every updated group is `ACTIVE` again.
     pub update: Duration,
-    /// Per deleted group, until gone.
+    /// Until every deleted group is gone.
     pub delete: Duration,
 }
 
@@ -185,7 +187,7 @@ pub async fn apply(
     run.finish(&names, result).await
 }
 
-/// Deletes each of `names` that exists and waits until all are gone (`timeout` each).
+/// Deletes each of `names` that exists and waits until all are gone, `timeout` in all.
 pub async fn destroy(
     api: &dyn NodeGroups,
     cluster: &str,
@@ -210,12 +212,14 @@ pub async fn destroy(
 /// A failed step before the final read: what was done and the cloud's error.
 type StepResult = Result<(), (String, CloudError)>;
 
-/// One reconcile run: the API, the cluster, and the groups known to exist so far.
+/// One reconcile run: the API, the cluster, the groups known to exist so far, and when
+/// it started (timeouts count from there).
 struct Run<'a> {
     api: &'a dyn NodeGroups,
     cluster: &'a str,
     known: BTreeMap<String, NodeGroup>,
     touched: BTreeSet<String>,
+    started: Instant,
 }
 
 impl<'a> Run<'a> {
@@ -225,7 +229,26 @@ impl<'a> Run<'a> {
             cluster,
             known: live.iter().map(|g| (g.name.clone(), g.clone())).collect(),
             touched: live.iter().map(|g| g.name.clone()).collect(),
+            started: Instant::now(),
         }
+    }
+
+    /// A wait's timeout reports the time since the run started, which is what the
+    /// timeout bounds; other errors pass through.
+    fn since_start(&self, e: CloudError) -> CloudError {
+        match e {
+            CloudError::Timeout { what, .. } => CloudError::Timeout {
+                what,
+                waited: self.started.elapsed(),
+            },
+            e => e,
+        }
+    }
+
+    /// What is left of `timeout` since the run started (zero when spent: the wait then
+    /// looks once and reports the timeout).
+    fn left(&self, timeout: Duration) -> Duration {
+        timeout.saturating_sub(self.started.elapsed())
     }
 
     async fn apply(
@@ -417,9 +440,14 @@ impl<'a> Run<'a> {
         }
         for n in started {
             self.api
-                .wait_until(self.cluster, n, WaitTarget::Deleted, timeout)
+                .wait_until(self.cluster, n, WaitTarget::Deleted, self.left(timeout))
                 .await
-                .map_err(|e| (format!("waiting for node group {n} to be deleted"), e))?;
+                .map_err(|e| {
+                    (
+                        format!("waiting for node group {n} to be deleted"),
+                        self.since_start(e),
+                    )
+                })?;
             self.known.remove(n);
         }
         Ok(())
@@ -428,9 +456,14 @@ impl<'a> Run<'a> {
     async fn wait_active(&mut self, name: &str, timeout: Duration) -> StepResult {
         let got = self
             .api
-            .wait_until(self.cluster, name, WaitTarget::Active, timeout)
+            .wait_until(self.cluster, name, WaitTarget::Active, self.left(timeout))
             .await
-            .map_err(|e| (format!("waiting for node group {name} to be ACTIVE"), e))?;
+            .map_err(|e| {
+                (
+                    format!("waiting for node group {name} to be ACTIVE"),
+                    self.since_start(e),
+                )
+            })?;
         if let Some(g) = got {
             self.known.insert(g.name.clone(), g);
         }

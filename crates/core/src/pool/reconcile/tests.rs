@@ -447,3 +447,132 @@ fn a_delete_answered_in_use_for_an_active_group_is_an_error_naming_it() {
     assert_eq!(err.step, "deleting node group train-od");
     assert_eq!(err.existing, ["train-od"]);
 }
+
+/// The fake, but each create takes `pause` (a real sleep) and each wait records the
+/// timeout it was given.
+struct Slow {
+    inner: FakeNodeGroups,
+    pause: Duration,
+    waits: std::sync::Mutex<Vec<(String, Duration)>>,
+}
+
+#[async_trait::async_trait]
+impl NodeGroups for Slow {
+    async fn create_node_group(&self, req: &NodeGroupRequest) -> Result<NodeGroup, CloudError> {
+        std::thread::sleep(self.pause);
+        self.inner.create_node_group(req).await
+    }
+    async fn describe_node_group(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Result<Option<NodeGroup>, CloudError> {
+        self.inner.describe_node_group(cluster, name).await
+    }
+    async fn update_node_group_config(
+        &self,
+        cluster: &str,
+        name: &str,
+        update: &NodeGroupUpdate,
+    ) -> Result<(), CloudError> {
+        self.inner
+            .update_node_group_config(cluster, name, update)
+            .await
+    }
+    async fn tag_node_group(
+        &self,
+        arn: &str,
+        add: &BTreeMap<String, String>,
+        remove: &[String],
+    ) -> Result<(), CloudError> {
+        self.inner.tag_node_group(arn, add, remove).await
+    }
+    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        self.inner.cluster_subnets(cluster).await
+    }
+    async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {
+        std::thread::sleep(self.pause);
+        self.inner.delete_node_group(cluster, name).await
+    }
+    async fn wait_until(
+        &self,
+        cluster: &str,
+        name: &str,
+        target: WaitTarget,
+        timeout: Duration,
+    ) -> Result<Option<NodeGroup>, CloudError> {
+        self.waits.lock().unwrap().push((name.to_string(), timeout));
+        std::thread::sleep(self.pause);
+        self.inner.wait_until(cluster, name, target, timeout).await
+    }
+}
+
+#[test]
+fn the_create_timeout_bounds_all_waits_of_the_apply_not_each() {
+    let pause = Duration::from_millis(30);
+    let api = Slow {
+        inner: FakeNodeGroups::new(),
+        pause,
+        waits: Default::default(),
+    };
+    let limit = Duration::from_secs(3600);
+    let timeouts = Timeouts {
+        create: limit,
+        ..Timeouts::default()
+    };
+    let out = run(apply(
+        &api,
+        C,
+        &pool(),
+        &[],
+        &placement(),
+        &timeouts,
+        "seed-1",
+    ));
+    assert_eq!(out.error, None);
+    let waits = api.waits.lock().unwrap().clone();
+    let names: Vec<&str> = waits.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["train-od", "train-spot"]);
+    // Two creates ran before the first wait, and the first wait before the second: each
+    // wait gets what is left of one limit, not a limit of its own.
+    assert!(waits[0].1 <= limit - 2 * pause, "{waits:?}");
+    assert!(waits[1].1 <= waits[0].1 - pause, "{waits:?}");
+}
+
+#[test]
+fn a_spent_timeout_gives_the_wait_no_time_and_reports_the_whole_run() {
+    let pause = Duration::from_millis(40);
+    // The fake needs several polls to settle, so a wait with no time left fails.
+    let api = Slow {
+        inner: FakeNodeGroups::new().with_settle_after(3),
+        pause,
+        waits: Default::default(),
+    };
+    let timeouts = Timeouts {
+        create: Duration::from_millis(50), // spent by the two creates
+        ..Timeouts::default()
+    };
+    let out = run(apply(
+        &api,
+        C,
+        &pool(),
+        &[],
+        &placement(),
+        &timeouts,
+        "seed-1",
+    ));
+    let waits = api.waits.lock().unwrap().clone();
+    assert_eq!(waits[0].1, Duration::ZERO, "{waits:?}");
+    let err = out.error.expect("the create cannot finish in time");
+    match &err.source {
+        CloudError::Timeout { waited, .. } => {
+            assert!(
+                *waited >= 2 * pause,
+                "waited counts from the run's start: {waited:?}"
+            )
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    // Both groups exist (being created) and the outcome says so.
+    assert_eq!(err.existing, ["train-od", "train-spot"]);
+}

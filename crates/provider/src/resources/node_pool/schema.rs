@@ -126,10 +126,10 @@ pub fn schema() -> Schema {
     ))
     .block(NestedBlock::single(
         "timeouts",
-        Block::new("How long to wait for the cloud, as durations like `45m`, `1h30m`, `90s`.")
-            .attribute(Attribute::optional("create", Type::String).describe("Creating the node groups until ACTIVE (default `45m`)."))
-            .attribute(Attribute::optional("update", Type::String).describe("Updating them until ACTIVE (default `45m`)."))
-            .attribute(Attribute::optional("delete", Type::String).describe("Deleting them until gone (default `30m`).")),
+        Block::new("How long one apply may wait for the cloud, as durations like `45m`, `1h30m`, `90s`. Each limit counts from the start of the apply and covers all the pool's node groups together, not each group on its own; a single call's retries can run a little past it.")
+            .attribute(Attribute::optional("create", Type::String).describe("Until every created node group is ACTIVE (default `45m`)."))
+            .attribute(Attribute::optional("update", Type::String).describe("Until every updated node group is ACTIVE again (default `45m`)."))
+            .attribute(Attribute::optional("delete", Type::String).describe("Until every deleted node group is gone (default `30m`).")),
     ));
     Schema::new(block)
 }
