@@ -156,7 +156,11 @@ impl Provider for GpuProvider {
             tfplugin::Type::Object(o) => o.attributes.keys().cloned().collect(),
             _ => Vec::new(),
         };
-        match node_pool::read::import_state(&request.id, &keys) {
+        match node_pool::read::import_state(
+            &request.id,
+            &keys,
+            gpu_core::catalog::Catalog::embedded(),
+        ) {
             Ok(state) => ImportResourceStateResponse {
                 imported: vec![ImportedResource {
                     type_name: request.type_name,

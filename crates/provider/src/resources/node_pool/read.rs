@@ -350,8 +350,9 @@ fn map_or_null(m: &BTreeMap<String, String>) -> Value {
     }
 }
 
-/// Parses an import id `aws/<region>/<cluster>/<name>` into a minimal state.
-pub fn import_state(id: &str, object_keys: &[String]) -> Result<Value, String> {
+/// Parses an import id `aws/<region>/<cluster>/<name>` into a minimal state; the region
+/// must be one where `catalog` has AWS GPU offers (a pool elsewhere could not be priced).
+pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Result<Value, String> {
     let parts: Vec<&str> = id.split('/').collect();
     let [cloud, region, cluster, name] = parts.as_slice() else {
         return Err(format!(
@@ -372,6 +373,19 @@ pub fn import_state(id: &str, object_keys: &[String]) -> Result<Value, String> {
     if !crate::config::is_aws_region(region) {
         return Err(format!(
             "the import id {id:?} names region {region:?}, which is not an AWS region; an AWS region looks like \"us-east-1\" or \"eu-west-2\""
+        ));
+    }
+    let aws_regions: BTreeSet<&str> = catalog
+        .offers()
+        .iter()
+        .filter(|o| o.cloud == gpu_core::offer::Cloud::Aws)
+        .map(|o| o.region.as_str())
+        .collect();
+    if !aws_regions.contains(region) {
+        let list: Vec<&str> = aws_regions.iter().copied().collect();
+        return Err(format!(
+            "the import id {id:?} names region {region:?}, where the catalog has no AWS GPU offer, so no gpu_node_pool can be priced there; AWS regions with GPU offers: {}",
+            list.join(", ")
         ));
     }
     let problems =

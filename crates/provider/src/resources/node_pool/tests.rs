@@ -605,21 +605,34 @@ fn import_ids_no_pool_could_have_are_refused_before_any_read() {
         Type::Object(o) => o.attributes.keys().cloned().collect(),
         _ => unreachable!(),
     };
-    let region = import_state("aws/nowhere/train-east/train", &keys).unwrap_err();
+    let region = import_state("aws/nowhere/train-east/train", &keys, catalog()).unwrap_err();
     assert!(
         region.contains("\"nowhere\"") && region.contains("\"us-east-1\""),
         "{region}"
     );
-    let name = import_state("aws/us-east-1/train-east/my pool!", &keys).unwrap_err();
+    let name = import_state("aws/us-east-1/train-east/my pool!", &keys, catalog()).unwrap_err();
     assert!(
         name.contains("`name`") && name.contains("letters, digits"),
         "{name}"
     );
-    let cluster = import_state("aws/us-east-1/bad.cluster/train", &keys).unwrap_err();
+    let cluster = import_state("aws/us-east-1/bad.cluster/train", &keys, catalog()).unwrap_err();
     assert!(cluster.contains("`cluster`"), "{cluster}");
     let long = format!("aws/us-east-1/train-east/{}", "a".repeat(59));
-    assert!(import_state(&long, &keys).unwrap_err().contains("1–58"));
-    assert!(import_state("aws/us-gov-west-1/train_east/train-2", &keys).is_ok());
+    assert!(
+        import_state(&long, &keys, catalog())
+            .unwrap_err()
+            .contains("1–58")
+    );
+    assert!(import_state("aws/us-gov-west-1/train_east/train-2", &keys, catalog()).is_ok());
+    // Shaped like a region but a typo: refused with the catalog's AWS regions, instead of
+    // a minute of retried DNS failures against eks.us-esat-1.amazonaws.com.
+    let typo = import_state("aws/us-esat-1/train-east/train", &keys, catalog()).unwrap_err();
+    assert!(
+        typo.contains("\"us-esat-1\"")
+            && typo.contains("no AWS GPU offer")
+            && typo.contains("us-east-1, "),
+        "{typo}"
+    );
 }
 
 #[tokio::test]
@@ -630,7 +643,7 @@ async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
         Type::Object(o) => o.attributes.keys().cloned().collect(),
         _ => unreachable!(),
     };
-    let imported = import_state("aws/us-east-1/train-east/train", &keys).unwrap();
+    let imported = import_state("aws/us-east-1/train-east/train", &keys, catalog()).unwrap();
     let read = read_with(&api, &imported, &settings(), catalog()).await;
     assert!(!read.diagnostics.has_errors(), "{:?}", read.diagnostics);
     let s = read.new_state;
@@ -645,8 +658,8 @@ async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
     assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
     assert_eq!(p.planned_state, s, "plan after import is empty");
 
-    assert!(import_state("aws/us-east-1/train-east", &keys).is_err());
-    assert!(import_state("gcp/us-central1/c/p", &keys).is_err());
+    assert!(import_state("aws/us-east-1/train-east", &keys, catalog()).is_err());
+    assert!(import_state("gcp/us-central1/c/p", &keys, catalog()).is_err());
 
     let r = apply_with(&api, &s, &Value::Null, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);

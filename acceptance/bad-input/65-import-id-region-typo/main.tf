@@ -1,0 +1,47 @@
+# Bad input: an import id whose region is a typo shaped like one (us-esat-1): refused before
+# any cloud call (which would retry DNS failures for a minute), with the regions that have offers.
+# Expected: plan fails naming `id`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region = "us-east-1"
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+resource "gpu_node_pool" "pool" {
+  cloud     = "aws"
+  region    = "us-east-1"
+  cluster   = "bad-input"
+  name      = "pool"
+  gpu       = "H100"
+  gpu_count = 8
+  min_nodes = 1
+  max_nodes = 2
+
+  aws {
+    node_role_arn = "arn:aws:iam::123456789012:role/nodes"
+  }
+}
+
+import {
+  to = gpu_node_pool.pool
+  id = "aws/us-esat-1/bad-input/pool"
+}
