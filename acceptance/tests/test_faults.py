@@ -127,3 +127,58 @@ def test_a_create_whose_answer_is_lost_is_adopted_not_duplicated(aws_tf, moto):
         assert wd.plan_is_empty()
     finally:
         proxy.stop()
+
+
+def with_max_retries(wd, n: int) -> None:
+    """Sets `aws.max_retries = n` in the example's provider block."""
+    main = wd.path / "resource.tf"
+    text = main.read_text()
+    anchor = 'region = "us-east-1"'
+    assert text.count(anchor) == 1, "the example's provider block moved; update this test"
+    main.write_text(text.replace(anchor, f"{anchor}\n    max_retries = {n}"))
+
+
+def test_max_retries_sets_how_often_one_call_is_repeated(aws_tf, moto):
+    """`aws.max_retries = 0`: one 503 on CreateNodegroup fails the apply after a single
+    attempt, naming the error, with nothing created. `max_retries = 2`: two 503s in a row
+    are absorbed (three attempts for the first group, one for the second)."""
+    cluster_name, pool = names(aws_tf, "maxretries")
+    cluster = create_eks_prerequisites(moto, cluster_name)
+    proxy = FaultProxy(moto.url, faults=RandomFaults(rate=0)).start()
+    try:
+        tfvars = cluster.tfvars(proxy.url)
+        tfvars["pool_name"] = pool
+        wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        with_max_retries(wd, 0)
+        proxy.fail("CreateNodegroup", status=503, code="ServiceUnavailableException",
+                   message="Service unavailable, try again", times=1)
+        res = wd.run("apply", rc=None, timeout=600)
+        assert res.returncode != 0, res
+        assert "ServiceUnavailableException" in res.stderr, res
+        assert "(after" not in res.stderr, "max_retries = 0 still retried\n" + res.stderr
+        assert proxy.counts["CreateNodegroup"] == 1, proxy.counts
+        assert node_groups(moto, cluster_name) == {}
+
+        (wd.path / "resource.tf").write_text(
+            (wd.path / "resource.tf").read_text().replace("max_retries = 0", "max_retries = 2"))
+        proxy.fail("CreateNodegroup", status=503, code="ServiceUnavailableException",
+                   message="Service unavailable, try again", times=2)
+        before = proxy.counts["CreateNodegroup"]
+        wd.run("apply", timeout=600)
+        assert proxy.counts["CreateNodegroup"] - before == 4, proxy.counts
+        check_groups(moto, cluster, pool, wd.resource(ADDR))
+        assert wd.plan_is_empty()
+        wd.run("destroy", timeout=600)
+    finally:
+        proxy.stop()
+
+
+def test_max_retries_outside_its_range_is_refused_at_validate(aws_tf, moto):
+    cluster_name, pool = names(aws_tf, "badretries")
+    tfvars = {"cluster_name": cluster_name, "pool_name": pool,
+              "node_role_arn": "arn:aws:iam::123456789012:role/n", "aws_endpoint": moto.url}
+    wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+    with_max_retries(wd, 26)
+    res = wd.run("validate", rc=None)
+    assert res.returncode != 0, res
+    assert "aws.max_retries" in res.stderr and "from 0 to 25" in res.stderr, res

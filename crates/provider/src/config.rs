@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use tfplugin::schema::{Attribute, Block, NestedBlock, Nesting, Presence, Schema};
 use tfplugin::{AttributePath, Diagnostics, Type, Value};
 
+/// The largest `aws.max_retries` accepted (with the 20 s cap, about 8 minutes of pauses).
+pub const MAX_RETRIES_LIMIT: u32 = 25;
+
 /// AWS service names that `aws.endpoints` may override.
 pub const AWS_ENDPOINT_SERVICES: &[&str] = &["ec2", "eks", "iam", "pricing", "sts"];
 
@@ -22,7 +25,8 @@ pub fn schema() -> Schema {
             Block::new("Settings for AWS. Credentials come from the standard AWS chain (environment, shared config and credentials files, SSO, instance or pod roles).")
                 .attribute(Attribute::optional("region", Type::String).describe("Default AWS region, e.g. `us-east-1`. Defaults to the region of the AWS chain (`AWS_REGION`, profile)."))
                 .attribute(Attribute::optional("profile", Type::String).describe("Named profile of the shared AWS config files to use."))
-                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name (`ec2`, `eks`, `iam`, `pricing`, `sts`), for emulators and private endpoints, e.g. `{ ec2 = \"http://127.0.0.1:5000\" }`.")),
+                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name (`ec2`, `eks`, `iam`, `pricing`, `sts`), for emulators and private endpoints, e.g. `{ ec2 = \"http://127.0.0.1:5000\" }`."))
+                .attribute(Attribute::optional("max_retries", Type::Number).describe("How many times one EKS call of a node pool is repeated after throttling, a server error or a dropped connection, from 0 (never) to 25 (default 7, so 8 attempts). The pauses are 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Errors that repeating cannot fix are never retried.")),
         ))
         .block(NestedBlock::single(
             "azure",
@@ -65,6 +69,17 @@ pub fn validate(config: &Value) -> Diagnostics {
                 at.clone().then_attr("region"),
                 "Invalid aws.region",
                 format!("`aws.region` is {region:?}; an AWS region looks like \"us-east-1\" or \"eu-west-2\"."),
+            );
+        }
+        if let Some(n) = validate::known_f64(aws.get_attr("max_retries"))
+            && !(n.fract() == 0.0 && (0.0..=f64::from(MAX_RETRIES_LIMIT)).contains(&n))
+        {
+            d.attr_error(
+                at.clone().then_attr("max_retries"),
+                "Invalid aws.max_retries",
+                format!(
+                    "`aws.max_retries` is {n}; it must be a whole number from 0 to {MAX_RETRIES_LIMIT}."
+                ),
             );
         }
         if let Some(endpoints) = aws.get_attr("endpoints").and_then(Value::as_entries) {
@@ -166,6 +181,8 @@ pub struct AwsConfig {
     pub profile: Option<String>,
     /// Endpoint overrides by service.
     pub endpoints: Option<BTreeMap<String, String>>,
+    /// Retries of each EKS call after the first attempt.
+    pub max_retries: Option<u32>,
 }
 
 /// The `azure` block.
@@ -235,6 +252,36 @@ mod tests {
             d.0[0].attribute.as_ref().unwrap().to_string(),
             "budget.max_monthly_usd"
         );
+    }
+
+    #[test]
+    fn max_retries_is_a_whole_number_up_to_the_limit() {
+        let aws = |n: Value| {
+            config(vec![(
+                "aws",
+                Value::object([
+                    ("region", Value::Null),
+                    ("profile", Value::Null),
+                    ("endpoints", Value::Null),
+                    ("max_retries", n),
+                ]),
+            )])
+        };
+        for ok in [0.0, 3.0, 25.0] {
+            let c = aws(Value::number(ok));
+            assert!(validate(&c).is_empty(), "{ok}");
+            let parsed: ProviderConfig = tfplugin::value::from_value(&c).unwrap();
+            assert_eq!(parsed.aws.unwrap().max_retries, Some(ok as u32));
+        }
+        for bad in [-1.0, 2.5, 26.0] {
+            let d = validate(&aws(Value::number(bad)));
+            assert_eq!(d.0.len(), 1, "{bad}: {d:?}");
+            assert_eq!(
+                d.0[0].attribute.as_ref().unwrap().to_string(),
+                "aws.max_retries"
+            );
+            assert!(d.0[0].detail.contains("from 0 to 25"), "{d:?}");
+        }
     }
 
     #[test]

@@ -38,6 +38,7 @@ impl GpuProvider {
             max_monthly_usd: c.budget.and_then(|b| b.max_monthly_usd),
             aws_profile: aws.profile,
             eks_endpoint: aws.endpoints.and_then(|e| e.get("eks").cloned()),
+            aws_max_retries: aws.max_retries,
             cancel: self.stop.clone(),
         }
     }

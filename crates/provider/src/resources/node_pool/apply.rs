@@ -9,6 +9,7 @@ use gpu_core::cloud::{CloudError, NodeGroup, NodeGroups};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::reconcile::{self, Placement};
 use gpu_core::pool::spec::LABEL_POOL;
+use gpu_core::retry::RetryPolicy;
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -25,6 +26,10 @@ pub async fn connect(settings: &Settings, region: &str) -> Eks {
         endpoint_url: settings.eks_endpoint.clone(),
         profile: settings.aws_profile.clone(),
         cancel: settings.cancel.clone(),
+        retry: settings.aws_max_retries.map(|n| RetryPolicy {
+            max_attempts: n + 1,
+            ..RetryPolicy::default()
+        }),
         ..Default::default()
     })
     .await

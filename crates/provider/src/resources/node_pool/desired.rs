@@ -22,6 +22,8 @@ pub struct Settings {
     pub aws_profile: Option<String>,
     /// `aws.endpoints["eks"]`.
     pub eks_endpoint: Option<String>,
+    /// `aws.max_retries`: retries of each EKS call (`None`: the policy's default).
+    pub aws_max_retries: Option<u32>,
     /// The provider's stop signal: set by `StopProvider`, ends waits and retry pauses.
     pub cancel: gpu_core::cancel::Cancel,
 }

@@ -69,7 +69,7 @@ The plan computes, from the price catalog embedded in the provider (no cloud cal
 
 If creating the second node group fails, the first stays recorded in state and the error names the node groups that exist; Terraform marks a pool whose create failed as tainted, so the next apply replaces it. A failed update or delete records exactly the groups that still exist.
 
-Throttling, server errors (5xx), reset connections and timeouts are retried: up to 8 attempts per call, 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Creates and updates carry idempotency tokens, so a call repeated after a lost answer does not act twice. Errors that retrying cannot fix (invalid request, quota, capacity, permissions) fail at once and say so.
+Throttling, server errors (5xx), reset connections and timeouts are retried: up to 8 attempts per call (`max_retries` in the provider's `aws` block changes that), 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Creates and updates carry idempotency tokens, so a call repeated after a lost answer does not act twice. Errors that retrying cannot fix (invalid request, quota, capacity, permissions) fail at once and say so.
 
 Ctrl-C (Terraform's `StopProvider`) ends the waits at once: the apply fails with "cancelled", the state records the groups that exist (still being created, perhaps), and the next `terraform apply` finishes the job. If the provider is killed outright, the groups it created carry `gpu.tf/pool = <name>`, so the next apply adopts them instead of creating them twice.
 
