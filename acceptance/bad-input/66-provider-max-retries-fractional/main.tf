@@ -1,0 +1,29 @@
+# Bad input: a retry count that is not a whole number.
+# Expected: validate fails naming `aws.max_retries`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    region      = "us-east-1"
+    max_retries = 2.5 # <- error
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      iam     = var.endpoint
+      pricing = var.endpoint
+      sts     = var.endpoint
+    }
+  }
+}
+
+data "gpu_models" "all" {}
