@@ -36,10 +36,11 @@ def test_provider_block(schema):
 
     aws = block["block_types"]["aws"]
     assert_at_most_one(aws)
-    assert set(aws["block"]["attributes"]) == {"region", "profile", "endpoints"}
+    assert set(aws["block"]["attributes"]) == {"region", "profile", "endpoints", "max_retries"}
     assert_optional(attr(aws["block"], "region"), "string")
     assert_optional(attr(aws["block"], "profile"), "string")
     assert_optional(attr(aws["block"], "endpoints"), ["map", "string"])
+    assert_optional(attr(aws["block"], "max_retries"), "number")
 
     azure = schema["provider"]["block"]["block_types"]["azure"]["block"]
     assert set(azure["attributes"]) == {"subscription_id", "tenant_id", "endpoint"}
