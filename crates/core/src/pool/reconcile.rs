@@ -27,10 +27,10 @@ pub struct Placement {
     pub subnets: Vec<String>,
 }
 
-/// How long each kind of wait may take.
+/// How long each kind of wait may take. Each bounds all the waits of its kind in one
+/// run, counted from the run's start (as Terraform's `timeouts` bound a whole operation),
+/// not each group's wait on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-/// Each bounds all the waits of its kind in one run, counted from the run's start (as
-/// Terraform's `timeouts` bound a whole operation), not each group's wait on its own.
 pub struct Timeouts {
     /// Until every created group is `ACTIVE`.
     pub create: Duration,
@@ -233,22 +233,33 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// A wait's timeout reports the time since the run started, which is what the
-    /// timeout bounds; other errors pass through.
-    fn since_start(&self, e: CloudError) -> CloudError {
-        match e {
-            CloudError::Timeout { what, .. } => CloudError::Timeout {
-                what,
-                waited: self.started.elapsed(),
-            },
-            e => e,
-        }
-    }
-
-    /// What is left of `timeout` since the run started (zero when spent: the wait then
-    /// looks once and reports the timeout).
-    fn left(&self, timeout: Duration) -> Duration {
-        timeout.saturating_sub(self.started.elapsed())
+    /// Waits for `name` to reach `target` with what is left of `timeout` since the run
+    /// started (nothing left: the wait looks once). A timeout reports the time since the
+    /// start, which is what the limit bounds.
+    async fn wait(
+        &self,
+        name: &str,
+        target: WaitTarget,
+        timeout: Duration,
+    ) -> Result<Option<NodeGroup>, (String, CloudError)> {
+        let left = timeout.saturating_sub(self.started.elapsed());
+        self.api
+            .wait_until(self.cluster, name, target, left)
+            .await
+            .map_err(|e| {
+                let step = match target {
+                    WaitTarget::Active => format!("waiting for node group {name} to be ACTIVE"),
+                    WaitTarget::Deleted => format!("waiting for node group {name} to be deleted"),
+                };
+                let e = match e {
+                    CloudError::Timeout { what, .. } => CloudError::Timeout {
+                        what,
+                        waited: self.started.elapsed(),
+                    },
+                    e => e,
+                };
+                (step, e)
+            })
     }
 
     async fn apply(
@@ -439,32 +450,14 @@ impl<'a> Run<'a> {
             }
         }
         for n in started {
-            self.api
-                .wait_until(self.cluster, n, WaitTarget::Deleted, self.left(timeout))
-                .await
-                .map_err(|e| {
-                    (
-                        format!("waiting for node group {n} to be deleted"),
-                        self.since_start(e),
-                    )
-                })?;
+            self.wait(n, WaitTarget::Deleted, timeout).await?;
             self.known.remove(n);
         }
         Ok(())
     }
 
     async fn wait_active(&mut self, name: &str, timeout: Duration) -> StepResult {
-        let got = self
-            .api
-            .wait_until(self.cluster, name, WaitTarget::Active, self.left(timeout))
-            .await
-            .map_err(|e| {
-                (
-                    format!("waiting for node group {name} to be ACTIVE"),
-                    self.since_start(e),
-                )
-            })?;
-        if let Some(g) = got {
+        if let Some(g) = self.wait(name, WaitTarget::Active, timeout).await? {
             self.known.insert(g.name.clone(), g);
         }
         Ok(())

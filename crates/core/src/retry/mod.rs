@@ -17,6 +17,16 @@ pub use run::{Failure, run};
 #[cfg(feature = "live")]
 pub mod sdk;
 
+/// ` (after N attempts)` when a call was made more than once, else nothing: how every
+/// retried error ends.
+pub fn attempts_note(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(" (after {attempts} attempts)")
+    } else {
+        String::new()
+    }
+}
+
 /// Whether a response status is worth retrying (429 and 5xx).
 pub fn retryable_status(status: u16) -> bool {
     status == 429 || (500..=599).contains(&status)

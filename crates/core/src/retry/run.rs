@@ -17,6 +17,20 @@ pub struct Failure<E> {
     pub cancelled: bool,
 }
 
+impl<E> Failure<E> {
+    /// `last` (the last error, rendered) as a message: saying that a stop ended the
+    /// retries, or with how many attempts were made.
+    pub fn describe(&self, last: impl std::fmt::Display) -> String {
+        if self.cancelled {
+            format!(
+                "stopped while retrying (Terraform asked the provider to stop); last error: {last}"
+            )
+        } else {
+            format!("{last}{}", super::attempts_note(self.attempts))
+        }
+    }
+}
+
 /// Calls `call` until it succeeds, `verdict` says [`Verdict::Stop`], the policy's attempts
 /// are used up, or `cancel` is set during a wait. The call itself is never abandoned.
 pub async fn run<T, E, F, Fut>(

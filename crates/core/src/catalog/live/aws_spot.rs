@@ -142,18 +142,10 @@ async fn fetch_region(
         let call = request.clone().set_next_token(next_token.take());
         let page = retry::run(&policy, &cfg.cancel, || call.clone().send(), verdict)
             .await
-            .map_err(|f| {
-                let mut message = DisplayErrorContext(&f.error).to_string();
-                if f.cancelled {
-                    message = format!("stopped while retrying (Terraform asked the provider to stop); last error: {message}");
-                } else if f.attempts > 1 {
-                    message.push_str(&format!(" (after {} attempts)", f.attempts));
-                }
-                LiveError::Aws {
-                    operation: OPERATION,
-                    region: region.to_string(),
-                    message,
-                }
+            .map_err(|f| LiveError::Aws {
+                operation: OPERATION,
+                region: region.to_string(),
+                message: f.describe(DisplayErrorContext(&f.error)),
             })?;
         n += 1;
         (ctx.progress)(ProgressEvent::PageFetched {

@@ -6,7 +6,7 @@
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The server answered with a non-success status (after retries where retryable).
-    #[error("GET {url}: HTTP {status}{attempts}", attempts = attempts_note(*.attempts))]
+    #[error("GET {url}: HTTP {status}{attempts}", attempts = crate::retry::attempts_note(*.attempts))]
     Status {
         /// The URL, redacted.
         url: String,
@@ -16,7 +16,7 @@ pub enum LiveError {
         attempts: u32,
     },
     /// The request never got an answer: DNS, connection refused, TLS, timeout.
-    #[error("GET {url}: {message}{attempts}", attempts = attempts_note(*.attempts))]
+    #[error("GET {url}: {message}{attempts}", attempts = crate::retry::attempts_note(*.attempts))]
     Transport {
         /// The URL, redacted.
         url: String,
@@ -65,14 +65,6 @@ impl LiveError {
             *attempts = (*attempts).max(n);
         }
         self
-    }
-}
-
-fn attempts_note(attempts: u32) -> String {
-    if attempts > 1 {
-        format!(" (after {attempts} attempts)")
-    } else {
-        String::new()
     }
 }
 

@@ -131,10 +131,7 @@ impl Http {
                 if f.cancelled {
                     return LiveError::Transport {
                         url: redact_url(url),
-                        message: format!(
-                            "stopped while retrying (Terraform asked the provider to stop); last error: {}",
-                            f.error.error
-                        ),
+                        message: f.describe(&f.error.error),
                         attempts: f.attempts,
                     };
                 }

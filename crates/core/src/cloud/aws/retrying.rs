@@ -35,12 +35,8 @@ where
                      (last error: {err})"
                 )));
             }
-            if f.attempts > 1 {
-                let n = f.attempts;
-                Err(err.map_message(|m| format!("{m} (after {n} attempts)")))
-            } else {
-                Err(err)
-            }
+            let note = retry::attempts_note(f.attempts);
+            Err(err.map_message(|m| m + &note))
         }
     }
 }
