@@ -315,15 +315,7 @@ class FaultProxy:
                     proxy.held.set()
                     proxy._release.wait()
                 if fault:
-                    payload = json.dumps({"__type": fault.code,
-                                          "message": fault.message}).encode()
-                    self.send_response(fault.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("X-Amzn-ErrorType", fault.code)
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    return
+                    return self._error(fault.status, fault.code, fault.message)
                 conn = http.client.HTTPConnection(*proxy.upstream, timeout=60)
                 try:
                     headers = {k: v for k, v in self.headers.items()

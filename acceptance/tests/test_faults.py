@@ -18,7 +18,7 @@ import pytest
 import reliability
 from aws_emulator import create_eks_prerequisites, node_groups
 from fault_proxy import FaultProxy, RandomFaults
-from test_node_pool import EXAMPLE, ADDR, USER_LABELS, check_groups, names
+from test_node_pool import EXAMPLE, ADDR, USER_LABELS, check_groups, names, pool_workdir
 
 # Runs on Terraform 1.15 (`FAULT_RUNS`, default 2; `make reliability` runs more) and one
 # on 1.0; each run has its own seed, so its own fault pattern.
@@ -56,9 +56,7 @@ def test_create_update_destroy_converge_under_faults(aws_tf, moto, slot):
     proxy = FaultProxy(moto.url, faults=RandomFaults.parse(f"rate={RATE},seed={seed}")).start()
     _totals["runs"] += 1
     try:
-        tfvars = cluster.tfvars(proxy.url)
-        tfvars["pool_name"] = pool
-        wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
 
         converge(wd, proxy, "create", "apply")
         _totals["steps"] += 1
@@ -107,9 +105,7 @@ def test_a_create_whose_answer_is_lost_is_adopted_not_duplicated(aws_tf, moto):
     proxy = FaultProxy(moto.url, faults=RandomFaults(rate=0)).start()
     proxy.lose("CreateNodegroup", times=2)
     try:
-        tfvars = cluster.tfvars(proxy.url)
-        tfvars["pool_name"] = pool
-        wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
         wd.run("apply", timeout=600)
         # Two groups, each created once, its answer lost, and asked again once.
         assert proxy.injected_kinds["lost"] == 2, proxy.injected_kinds
@@ -146,9 +142,7 @@ def test_max_retries_sets_how_often_one_call_is_repeated(aws_tf, moto):
     cluster = create_eks_prerequisites(moto, cluster_name)
     proxy = FaultProxy(moto.url, faults=RandomFaults(rate=0)).start()
     try:
-        tfvars = cluster.tfvars(proxy.url)
-        tfvars["pool_name"] = pool
-        wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
         with_max_retries(wd, 0)
         proxy.fail("CreateNodegroup", status=503, code="ServiceUnavailableException",
                    message="Service unavailable, try again", times=1)

@@ -15,7 +15,6 @@ orphan check), and a plan is empty. Figures go to `make reliability`.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -28,7 +27,7 @@ import reliability
 from aws_emulator import create_eks_prerequisites, node_groups
 from conftest import provider_bin_path
 from fault_proxy import FaultProxy, RandomFaults
-from test_node_pool import ADDR, EXAMPLE, blocks, check_groups, names
+from test_node_pool import ADDR, blocks, check_groups, names, pool_workdir
 
 _kills = {"kills": 0, "converged": 0}
 _stops = {"stops": 0, "converged": 0}
@@ -97,12 +96,6 @@ def state_group_names(wd) -> list[str]:
     return [g["name"] for r in managed for g in r["values"].get("node_groups") or []]
 
 
-def pool_workdir(tf, cluster, proxy, pool):
-    tfvars = cluster.tfvars(proxy.url)
-    tfvars["pool_name"] = pool
-    return tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
-
-
 def test_ctrl_c_during_the_wait_returns_state_of_what_exists(aws_tf, moto):
     cluster_name, pool = names(aws_tf, "ctrlc")
     cluster = create_eks_prerequisites(moto, cluster_name)
@@ -110,7 +103,7 @@ def test_ctrl_c_during_the_wait_returns_state_of_what_exists(aws_tf, moto):
     proxy.settle_after(600)  # CREATING far longer than the test
     _stops["stops"] += 1
     try:
-        wd = pool_workdir(aws_tf, cluster, proxy, pool)
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
         proc = start_apply(wd)
         try:
             # Both creates sent, and the first poll of the wait answered CREATING.
@@ -157,7 +150,7 @@ def test_sigkill_mid_apply_leaves_no_orphan(aws_tf, moto, held):
     proxy = FaultProxy(moto.url, faults=RandomFaults(rate=0)).start()
     _kills["kills"] += 1
     try:
-        wd = pool_workdir(aws_tf, cluster, proxy, pool)
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
         if held == "dropped":
             # The held request is answered with a reset after the kill, never forwarded.
             proxy.fail("CreateNodegroup", after=1, status=500, code="ServerException",
@@ -179,7 +172,6 @@ def test_sigkill_mid_apply_leaves_no_orphan(aws_tf, moto, held):
                 os.killpg(proc.pid, signal.SIGKILL)
         assert proc.returncode != 0, out
         creates = proxy.counts["CreateNodegroup"]
-        live = set(node_groups(moto, cluster_name))
         want_live = ({f"{pool}-od", f"{pool}-spot"} if held == "delivered"
                      else {f"{pool}-od"})
         wait_for(lambda: set(node_groups(moto, cluster_name)) == want_live,

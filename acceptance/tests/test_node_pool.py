@@ -51,10 +51,11 @@ def aws_tf(terraform, moto, tmp_path):
     return terraform
 
 
-def pool_workdir(tf, moto, cluster, pool: str, files: dict[str, str] | None = None,
+def pool_workdir(tf, aws, cluster, pool: str, files: dict[str, str] | None = None,
                  subnets=True):
-    """A copy of the example with a terraform.tfvars.json for `cluster` and `pool`."""
-    tfvars = cluster.tfvars(moto.url)
+    """A copy of the example with a terraform.tfvars.json for `cluster` and `pool`, its
+    AWS endpoint `aws.url` (the moto server, or a FaultProxy in front of it)."""
+    tfvars = cluster.tfvars(aws.url)
     tfvars["pool_name"] = pool
     if not subnets:
         del tfvars["subnet_ids"]
@@ -423,9 +424,7 @@ def test_second_group_fails_nothing_lost(aws_tf, moto, tmp_path):
         proxy.fail("CreateNodegroup", after=1, status=400,
                    code="ResourceLimitExceededException",
                    message="Nodegroups per cluster limit exceeded")
-        tfvars = cluster.tfvars(proxy.url)
-        tfvars["pool_name"] = pool
-        wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
         res = wd.fails("apply", "-auto-approve")
         assert proxy.counts["CreateNodegroup"] == 2, proxy.counts
         assert proxy.injected["CreateNodegroup"] == 1, proxy.injected
@@ -455,10 +454,7 @@ def test_api_calls_of_one_create_and_of_a_no_op_plan(aws_tf, moto):
     cluster = create_eks_prerequisites(moto, cluster_name)
     proxy = FaultProxy(moto.url).start()
     try:
-        tfvars = cluster.tfvars(proxy.url)
-        tfvars["pool_name"] = pool
-        del tfvars["subnet_ids"]
-        wd = aws_tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        wd = pool_workdir(aws_tf, proxy, cluster, pool, subnets=False)
         wd.run("plan")
         assert sum(proxy.counts.values()) == 0, f"a plan of a new pool called AWS: {proxy.counts}"
         wd.run("apply")

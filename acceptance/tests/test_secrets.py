@@ -34,7 +34,7 @@ import pytest
 import reliability
 from aws_emulator import DEAD_ENDPOINT, create_eks_prerequisites, node_groups
 from fault_proxy import FaultProxy
-from test_node_pool import ADDR, EXAMPLE, check_groups, names
+from test_node_pool import ADDR, EXAMPLE, check_groups, names, pool_workdir
 
 ROW = "secret occurrences in logs, state, plan and errors"
 
@@ -222,9 +222,7 @@ def test_no_secret_in_a_whole_lifecycle(secret_tf, moto):
     cluster_name, pool = names(tf, "secrets")
     cluster = create_eks_prerequisites(moto, cluster_name)
     moto_start = len(moto.log())
-    tfvars = cluster.tfvars(moto.url)
-    tfvars["pool_name"] = pool
-    wd = tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+    wd = pool_workdir(tf, moto, cluster, pool)
 
     run(wd, cap, "apply")
     check_groups(moto, cluster, pool, wd.resource(ADDR))  # the credentials did work
@@ -258,9 +256,7 @@ def test_no_secret_when_aws_denies(secret_tf, moto):
         proxy.fail("CreateNodegroup", status=403, code="AccessDeniedException",
                    message="User: arn:aws:sts::123456789012:assumed-role/ci/x is not "
                            "authorized to perform: eks:CreateNodegroup", times=10)
-        tfvars = cluster.tfvars(proxy.url)
-        tfvars["pool_name"] = pool
-        wd = tf.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+        wd = pool_workdir(tf, proxy, cluster, pool)
         res = wd.fails("apply")
         cap.add(res)
         assert proxy.injected["CreateNodegroup"] >= 1, proxy.counts
