@@ -19,7 +19,7 @@ TERRAFORM := $(VENV)/bin/terraform
 help:
 	@echo "make demo    build the provider and run a real 'terraform plan' of examples/quickstart"
 	@echo "make test    fmt check, clippy, unit tests, then the acceptance suite (real Terraform)"
-	@echo "make build   cargo build of the provider (debug)"
+	@echo "make build   cargo build of the provider and tfplugin's example provider (debug)"
 	@echo "make venv    Python venv with Terraform 1.15 and 1.0.3 for the acceptance suite"
 	@echo "make bench   start-up latency, memory, plan-time and offer-query figures (vs gpuhunt)"
 	@echo "make docs    regenerate docs/ from the provider schema"
@@ -28,8 +28,11 @@ help:
 	@echo "make reliability  faults, interruption, bad input, secrets, mTLS, fuzz: the table (all rows at goal)"
 	@echo "make fmt | lint | clean"
 
+# The provider, and tfplugin's example provider (the tfplugin acceptance test and the
+# start-up baseline of `make bench`).
 build:
 	$(CARGO) build -p terraform-provider-gpu
+	$(CARGO) build -p tfplugin --example terraform-provider-hello
 
 venv:
 	@acceptance/setup.sh

@@ -2,7 +2,11 @@
 """Rough performance figures for the provider. Prints a table; asserts nothing.
 
   - plugin start: time from launch to the handshake line (median of 20 launches), and the
-    provider process's peak RSS (VmHWM) after a health check over mTLS;
+    provider process's peak RSS (VmHWM) after a health check over mTLS; in the same run,
+    the same figures for tfplugin's one-file example provider (the least a Rust provider
+    does before its handshake: the baseline), the launch of `true` (the process floor),
+    and, when BENCH_BEFORE_BIN names another build (e.g. one made before a change), that
+    build too, so before/after come from one run on one machine;
   - `terraform plan` (1.15) of N `data "gpu_models"` blocks against N `terraform_data`
     resources (Terraform's built-in provider, so the ratio is the provider's cost),
     median of 3 each;
@@ -11,7 +15,7 @@
     the per-pool overhead is (pool plan - terraform_data plan) / N.
 
 Environment: PROVIDER_BIN / CARGO_TARGET_DIR and TERRAFORM_1_15 as for the test suite;
-BENCH_LAUNCHES (20), BENCH_N (50), BENCH_RUNS (3).
+BENCH_LAUNCHES (20), BENCH_N (50), BENCH_RUNS (3), BENCH_BEFORE_BIN (unset).
 """
 
 from __future__ import annotations
@@ -49,6 +53,21 @@ def plugin_start(binary: Path, tmp: Path) -> tuple[float, float, float]:
     return statistics.median(times), max(times), peak / 1024
 
 
+def process_floor() -> float:
+    """Median ms to launch and reap `true`: what any process costs here."""
+    times = []
+    for _ in range(LAUNCHES):
+        t0 = time.monotonic()
+        subprocess.run(["true"], check=True)
+        times.append((time.monotonic() - t0) * 1000)
+    return statistics.median(times)
+
+
+def hello_bin() -> Path:
+    """tfplugin's example provider, built by `make build` next to the provider."""
+    return provider_bin_path().parent / "examples" / "terraform-provider-hello"
+
+
 def plan_seconds(tf: Path, env: dict, workdir: Path) -> float:
     samples = []
     for _ in range(RUNS):
@@ -77,6 +96,13 @@ def main() -> int:
                    CHECKPOINT_DISABLE="1")
 
         med, worst, rss = plugin_start(binary, tmp)
+        floor = process_floor()
+        starts = []
+        if hello_bin().is_file():
+            starts.append(("tfplugin example provider (baseline)", hello_bin()))
+        if os.environ.get("BENCH_BEFORE_BIN"):
+            starts.append(("BENCH_BEFORE_BIN", Path(os.environ["BENCH_BEFORE_BIN"])))
+        others = [(label, path, *plugin_start(path, tmp)) for label, path in starts]
 
         data_dir, base_dir = tmp / "data", tmp / "base"
         data_dir.mkdir()
@@ -105,6 +131,16 @@ def main() -> int:
     rows = [
         ("plugin start -> handshake line", f"{med:.1f} ms", f"median of {LAUNCHES}, max {worst:.1f} ms"),
         ("plugin peak RSS (VmHWM)", f"{rss:.1f} MiB", "after a health check over mTLS"),
+        ("launch of `true` (process floor)", f"{floor:.1f} ms", f"median of {LAUNCHES}"),
+    ]
+    for label, path, o_med, o_worst, o_rss in others:
+        rows += [
+            (f"{label} -> handshake", f"{o_med:.1f} ms",
+             f"median of {LAUNCHES}, max {o_worst:.1f} ms ({path.name})"),
+            (f"{label} peak RSS", f"{o_rss:.1f} MiB", ""),
+            (f"ratio provider / {label}", f"{med / o_med:.2f}x", "start to handshake"),
+        ]
+    rows += [
         (f"plan: {N} data.gpu_models", f"{t_data:.2f} s", f"median of {RUNS}"),
         (f"plan: {N} terraform_data", f"{t_base:.2f} s", f"median of {RUNS}"),
         ("ratio gpu_models / terraform_data", f"{t_data / t_base:.2f}x", ""),
