@@ -110,7 +110,7 @@ class MotoServer:
 
     def endpoints(self) -> dict[str, str]:
         """The provider's `aws.endpoints` map: every overridable service at this server."""
-        return {s: self.url for s in ("ec2", "eks", "iam", "sts")}
+        return {s: self.url for s in ("ec2", "eks", "pricing")}
 
     def terraform_env(self, base: dict[str, str], tmp: Path | None = None) -> dict[str, str]:
         """`base` (Terraform's environment) plus static credentials and no way out to AWS:

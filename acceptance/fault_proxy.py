@@ -158,6 +158,9 @@ class FaultProxy:
         # (nodegroupName, clientRequestToken) of every CreateNodegroup that arrived, in
         # order, faulted or not: the tests check that a repeated create repeats its token.
         self.create_tokens: list[tuple[str, str | None]] = []
+        # (operation, node group name) of every node-group change that arrived, in order:
+        # the roll tests check that every create comes before any delete.
+        self.changes: list[tuple[str, str]] = []
 
     def _record_create(self, body: bytes) -> None:
         try:
@@ -167,6 +170,20 @@ class FaultProxy:
         with self._lock:
             self.create_tokens.append((req.get("nodegroupName", ""),
                                        req.get("clientRequestToken")))
+
+    def _record_change(self, op: str, path: str, body: bytes) -> None:
+        if op == "CreateNodegroup":
+            try:
+                name = json.loads(body or b"{}").get("nodegroupName", "")
+            except ValueError:
+                name = ""
+        elif op in ("DeleteNodegroup", "UpdateNodegroupConfig"):
+            parts = urlsplit(path).path.split("/")
+            name = parts[4] if len(parts) > 4 else ""
+        else:
+            return
+        with self._lock:
+            self.changes.append((op, name))
 
     def set_random(self, faults: RandomFaults | None) -> None:
         """Replaces the random fault mode (None turns it off)."""
@@ -301,6 +318,7 @@ class FaultProxy:
                 op = operation(self.command, self.path, body)
                 if op == "CreateNodegroup":
                     proxy._record_create(body)
+                proxy._record_change(op, self.path, body)
                 fault = proxy._fault_for(op)
                 kind = None if fault else proxy._random_kind(op)
                 if fault and fault.status == 0:  # lose(): forward, then drop the answer

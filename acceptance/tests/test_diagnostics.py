@@ -67,8 +67,8 @@ def test_unknown_attribute(terraform, body, name):
 
 def test_two_aws_blocks(terraform):
     _, errors = bad(terraform, (
-        'provider "gpu" {\n  aws {\n    region = "us-east-1"\n  }\n'
-        '  aws {\n    region = "us-west-2"\n  }\n}\ndata "gpu_models" "x" {}\n'))
+        'provider "gpu" {\n  aws {\n    profile = "a"\n  }\n'
+        '  aws {\n    profile = "b"\n  }\n}\ndata "gpu_models" "x" {}\n'))
     assert any("aws" in text(d) for d in errors), errors
 
 

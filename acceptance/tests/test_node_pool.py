@@ -130,9 +130,9 @@ def check_groups(moto, cluster, pool: str, state: dict, labels: dict = USER_LABE
     assert set(by_name) == {od_name, spot_name}, state["node_groups"]
     for name, g in groups.items():
         s = by_name[name]
-        assert s["arn"] == g["nodegroupArn"], (s, g["nodegroupArn"])
-        assert s["capacity_type"] == g["capacityType"], s
-        assert s["ami_type"] == AMI_TYPE, s
+        assert s["id"] == g["nodegroupArn"], (s, g["nodegroupArn"])
+        assert s["capacity"] == {"ON_DEMAND": "on-demand", "SPOT": "spot"}[g["capacityType"]], s
+        assert s["image"] == AMI_TYPE, s
         assert (s["min_nodes"], s["max_nodes"]) == (
             g["scalingConfig"]["minSize"], g["scalingConfig"]["maxSize"]), (s, g["scalingConfig"])
         assert sorted(s["instance_types"]) == sorted(g["instanceTypes"]), s
@@ -177,8 +177,8 @@ def test_example_applies_and_eks_holds_both_groups(aws_tf, moto):
     outputs = wd.outputs()
     assert "/month" in outputs["cost"], outputs
     assert sorted(outputs["node_groups"]) == sorted([
-        f"{pool}-od (ON_DEMAND, {OD_MIN}-{OD_MIN} nodes)",
-        f"{pool}-spot (SPOT, {MIN_NODES - OD_MIN}-{MAX_NODES - OD_MIN} nodes)"]), outputs
+        f"{pool}-od (on-demand, {OD_MIN}-{OD_MIN} nodes)",
+        f"{pool}-spot (spot, {MIN_NODES - OD_MIN}-{MAX_NODES - OD_MIN} nodes)"]), outputs
 
 
 def test_subnets_default_to_the_clusters(aws_tf, moto):
@@ -267,7 +267,7 @@ def test_labels_update_in_place(aws_tf, moto):
     cluster = create_eks_prerequisites(moto, cluster_name)
     wd = pool_workdir(aws_tf, moto, cluster, pool)
     wd.run("apply")
-    arns = {g["name"]: g["arn"] for g in wd.resource(ADDR)["node_groups"]}
+    arns = {g["name"]: g["id"] for g in wd.resource(ADDR)["node_groups"]}
 
     (wd.path / "labels_override.tf").write_text(LABELS_OVERRIDE)
     change = planned(wd)
@@ -436,7 +436,7 @@ def test_second_group_fails_nothing_lost(aws_tf, moto, tmp_path):
         assert set(groups) == {f"{pool}-od"}, groups.keys()
         state = wd.resource(ADDR)
         assert [g["name"] for g in state["node_groups"]] == [f"{pool}-od"], state["node_groups"]
-        assert state["node_groups"][0]["arn"] == groups[f"{pool}-od"]["nodegroupArn"]
+        assert state["node_groups"][0]["id"] == groups[f"{pool}-od"]["nodegroupArn"]
         assert "tainted" in wd.run("state", "show", ADDR).stdout
 
         wd.run("apply")

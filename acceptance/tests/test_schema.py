@@ -36,8 +36,7 @@ def test_provider_block(schema):
 
     aws = block["block_types"]["aws"]
     assert_at_most_one(aws)
-    assert set(aws["block"]["attributes"]) == {"region", "profile", "endpoints", "max_retries"}
-    assert_optional(attr(aws["block"], "region"), "string")
+    assert set(aws["block"]["attributes"]) == {"profile", "endpoints", "max_retries"}
     assert_optional(attr(aws["block"], "profile"), "string")
     assert_optional(attr(aws["block"], "endpoints"), ["map", "string"])
     assert_optional(attr(aws["block"], "max_retries"), "number")

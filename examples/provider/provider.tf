@@ -2,11 +2,11 @@ provider "gpu" {
   # Each cloud block is optional; credentials come from the cloud's usual chain
   # (environment, shared config files, workload identity), never from this file.
   aws {
-    region  = "us-east-1"
     profile = "ml-prod"
-    # endpoints = { ec2 = "http://127.0.0.1:5000", eks = "http://127.0.0.1:5000" }
+    # endpoints = { eks = "http://127.0.0.1:5000", ec2 = "http://127.0.0.1:5000" }
   }
 
+  # Checked now, used by AKS and GKE node pools in the next release.
   azure {
     subscription_id = "00000000-0000-0000-0000-000000000000"
     tenant_id       = "11111111-1111-1111-1111-111111111111"
@@ -16,13 +16,14 @@ provider "gpu" {
     project = "my-ml-project"
   }
 
-  # Labels put on every node pool the provider creates, on every cloud.
+  # Cloud tags on every node pool's resources, for spend breakdown. (Kubernetes node
+  # labels are each pool's `labels`.)
   default_labels = {
     team    = "ml"
     project = "llm"
   }
 
-  # Plans whose GPU spend would go above this monthly figure are refused.
+  # The plan of any pool whose cost at max_nodes is above this monthly figure fails.
   budget = {
     max_monthly_usd = 50000
   }

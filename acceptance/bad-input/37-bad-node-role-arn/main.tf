@@ -14,13 +14,10 @@ variable "endpoint" {
 
 provider "gpu" {
   aws {
-    region = "us-east-1"
     endpoints = {
       ec2     = var.endpoint
       eks     = var.endpoint
-      iam     = var.endpoint
       pricing = var.endpoint
-      sts     = var.endpoint
     }
   }
 }

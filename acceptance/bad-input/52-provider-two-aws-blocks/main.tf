@@ -14,17 +14,14 @@ variable "endpoint" {
 
 provider "gpu" {
   aws {
-    region = "us-east-1"
     endpoints = {
       ec2     = var.endpoint
       eks     = var.endpoint
-      iam     = var.endpoint
       pricing = var.endpoint
-      sts     = var.endpoint
     }
   }
   aws { # <- error
-    region = "us-west-2"
+    profile = "second"
   }
 }
 

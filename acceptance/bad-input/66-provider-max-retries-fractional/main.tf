@@ -14,14 +14,11 @@ variable "endpoint" {
 
 provider "gpu" {
   aws {
-    region      = "us-east-1"
     max_retries = 2.5 # <- error
     endpoints = {
       ec2     = var.endpoint
       eks     = var.endpoint
-      iam     = var.endpoint
       pricing = var.endpoint
-      sts     = var.endpoint
     }
   }
 }

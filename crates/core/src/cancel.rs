@@ -1,6 +1,7 @@
-//! A cancellation signal shared by everything one provider process runs: Terraform's
-//! `StopProvider` (and so Ctrl-C) sets it; waits and retry sleeps end early when it is set.
-//! In-flight cloud calls are never abandoned, so no create is left half-known.
+//! A cancellation signal shared by everything one operation runs (an apply, a read, a
+//! price refresh): Terraform's `StopProvider` (and so Ctrl-C) sets it; waits and retry
+//! sleeps end early when it is set. In-flight cloud calls are never abandoned, so no
+//! create is left half-known. A signal stays set: the next operation takes a fresh one.
 
 use std::future::Future;
 use std::pin::pin;

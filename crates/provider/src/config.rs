@@ -9,8 +9,9 @@ use tfplugin::{AttributePath, Diagnostics, Type, Value};
 /// The largest `aws.max_retries` accepted (with the 20 s cap, about 8 minutes of pauses).
 pub const MAX_RETRIES_LIMIT: u32 = 25;
 
-/// AWS service names that `aws.endpoints` may override.
-pub const AWS_ENDPOINT_SERVICES: &[&str] = &["ec2", "eks", "iam", "pricing", "sts"];
+/// AWS service names that `aws.endpoints` may override: the ones the provider calls
+/// (`ec2`: spot price history; `eks`: node groups; `pricing`: the bulk price list host).
+pub const AWS_ENDPOINT_SERVICES: &[&str] = &["ec2", "eks", "pricing"];
 
 /// The provider configuration schema.
 pub fn schema() -> Schema {
@@ -23,33 +24,32 @@ pub fn schema() -> Schema {
         .block(NestedBlock::single(
             "aws",
             Block::new("Settings for AWS. Credentials come from the standard AWS chain (environment, shared config and credentials files, SSO, instance or pod roles).")
-                .attribute(Attribute::optional("region", Type::String).describe("Default AWS region, e.g. `us-east-1`. Defaults to the region of the AWS chain (`AWS_REGION`, profile)."))
                 .attribute(Attribute::optional("profile", Type::String).describe("Named profile of the shared AWS config files to use."))
-                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name (`ec2`, `eks`, `iam`, `pricing`, `sts`), for emulators and private endpoints, e.g. `{ ec2 = \"http://127.0.0.1:5000\" }`."))
+                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name, for emulators and private endpoints, e.g. `{ eks = \"http://127.0.0.1:5000\" }`: `eks` (node groups), `ec2` (spot price history, with `live = true`), `pricing` (the base URL of the AWS bulk price list, default `https://pricing.us-east-1.amazonaws.com`, with `live = true`). Each pool calls the region it names; credentials come from the usual chain."))
                 .attribute(Attribute::optional("max_retries", Type::Number).describe("How many times one EKS call of a node pool is repeated after throttling, a server error or a dropped connection, from 0 (never) to 25 (default 7, so 8 attempts). The pauses are 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Errors that repeating cannot fix are never retried.")),
         ))
         .block(NestedBlock::single(
             "azure",
             Block::new("Settings for Azure. Credentials come from the standard Azure chain (environment, workload identity, managed identity, Azure CLI).")
-                .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription to manage resources in (a GUID)."))
+                .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription to manage resources in (a GUID). Checked, but not used yet: AKS node pools come in the next release."))
                 .attribute(Attribute::optional("tenant_id", Type::String).describe("Microsoft Entra tenant to authenticate against (a GUID). Defaults to the credential's tenant."))
                 .attribute(Attribute::optional("endpoint", Type::String).describe("Azure Resource Manager endpoint override, for emulators and sovereign clouds. Defaults to `https://management.azure.com`.")),
         ))
         .block(NestedBlock::single(
             "gcp",
             Block::new("Settings for Google Cloud. Credentials come from Application Default Credentials.")
-                .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project to manage resources in."))
+                .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project to manage resources in. Not used yet: GKE node pools come in the next release."))
                 .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints.")),
         ))
         .attribute(
             Attribute::optional("default_labels", Type::map(Type::String))
-                .describe("Labels applied to every node pool and commitment, and as tags for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). Keys and values must be valid Kubernetes labels."),
+                .describe("Cloud tags put on every node pool's cloud resources (EKS node groups), under each pool's own `tags`, for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). They are not Kubernetes node labels: use a pool's `labels` for those. Keys and values must be valid Kubernetes labels, so one set works on every cloud."),
         )
         .attribute(
             Attribute::nested(
                 "budget",
                 Nesting::Single,
-                vec![Attribute::optional("max_monthly_usd", Type::Number).describe("Plans whose total monthly cost would exceed this many US dollars fail with an error.")],
+                vec![Attribute::optional("max_monthly_usd", Type::Number).describe("A ceiling per pool: the plan of any `gpu_node_pool` whose `monthly_usd_max` (its cost at `max_nodes`) is above this many US dollars fails with an error on `max_nodes`. Not a total over all pools.")],
                 Presence::Optional,
             )
             .describe("Spending guard rails checked at plan time."),
@@ -62,15 +62,6 @@ pub fn validate(config: &Value) -> Diagnostics {
     let mut d = Diagnostics::new();
     if let Some(aws) = config.get_attr("aws").filter(|v| !v.is_null()) {
         let at = AttributePath::attr("aws");
-        if let Some(region) = validate::known_str(aws.get_attr("region"))
-            && !is_aws_region(region)
-        {
-            d.attr_error(
-                at.clone().then_attr("region"),
-                "Invalid aws.region",
-                format!("`aws.region` is {region:?}; an AWS region looks like \"us-east-1\" or \"eu-west-2\"."),
-            );
-        }
         if let Some(n) = validate::known_f64(aws.get_attr("max_retries"))
             && !(n.fract() == 0.0 && (0.0..=f64::from(MAX_RETRIES_LIMIT)).contains(&n))
         {
@@ -175,8 +166,6 @@ pub struct ProviderConfig {
 /// The `aws` block.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 pub struct AwsConfig {
-    /// Default region.
-    pub region: Option<String>,
     /// Shared-config profile.
     pub profile: Option<String>,
     /// Endpoint overrides by service.
@@ -260,7 +249,6 @@ mod tests {
             config(vec![(
                 "aws",
                 Value::object([
-                    ("region", Value::Null),
                     ("profile", Value::Null),
                     ("endpoints", Value::Null),
                     ("max_retries", n),
@@ -285,9 +273,8 @@ mod tests {
     }
 
     #[test]
-    fn bad_endpoints_region_and_guid() {
+    fn bad_endpoints_and_guid() {
         let aws = Value::object([
-            ("region", Value::string("useast1")),
             ("profile", Value::Null),
             (
                 "endpoints",
@@ -307,7 +294,6 @@ mod tests {
         assert_eq!(
             paths,
             vec![
-                "aws.region",
                 "aws.endpoints[\"ec3\"]",
                 "aws.endpoints[\"ec3\"]",
                 "azure.subscription_id"

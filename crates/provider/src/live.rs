@@ -82,6 +82,9 @@ pub fn config_for(
     }
     if let Some(aws) = provider.and_then(|p| p.aws.as_ref()) {
         cfg.aws_profile = aws.profile.clone();
+        if let Some(pricing) = aws.endpoints.as_ref().and_then(|e| e.get("pricing")) {
+            cfg.endpoints.aws_price_list = pricing.clone();
+        }
         if let Some(ec2) = aws.endpoints.as_ref().and_then(|e| e.get("ec2")) {
             cfg.endpoints.aws_ec2 = Some(ec2.clone());
         }
@@ -159,5 +162,30 @@ mod tests {
             clouds_of(&OfferQuery::default()),
             vec![Cloud::Aws, Cloud::Azure, Cloud::Gcp]
         );
+    }
+
+    #[test]
+    fn the_pricing_and_ec2_endpoints_reach_the_live_sources() {
+        let provider = ProviderConfig {
+            aws: Some(crate::config::AwsConfig {
+                endpoints: Some(
+                    [
+                        ("pricing".to_string(), "http://127.0.0.1:1/p".to_string()),
+                        ("ec2".to_string(), "http://127.0.0.1:1/e".to_string()),
+                    ]
+                    .into(),
+                ),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let cfg = config_for(Some(&provider), &OfferQuery::default(), Catalog::embedded());
+        assert_eq!(cfg.endpoints.aws_price_list, "http://127.0.0.1:1/p");
+        assert_eq!(
+            cfg.endpoints.aws_ec2.as_deref(),
+            Some("http://127.0.0.1:1/e")
+        );
+        let plain = config_for(None, &OfferQuery::default(), Catalog::embedded());
+        assert_ne!(plain.endpoints.aws_price_list, "http://127.0.0.1:1/p");
     }
 }

@@ -5,12 +5,14 @@ use crate::config::{self, ProviderConfig};
 use crate::data_sources;
 use crate::resources::{self, node_pool};
 use async_trait::async_trait;
-use std::sync::RwLock;
+use gpu_core::cancel::Cancel;
+use gpu_core::cloud::aws::ConfigCache;
+use std::sync::{Mutex, RwLock};
 use tfplugin::provider::{
     ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
     ImportResourceStateRequest, ImportResourceStateResponse, ImportedResource,
     PlanResourceChangeRequest, PlanResourceChangeResponse, ProviderSchemas, ReadDataSourceRequest,
-    ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse,
+    ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse, UpgradeResourceStateRequest,
 };
 use tfplugin::{Diagnostic, Diagnostics, Provider, Value};
 
@@ -19,14 +21,23 @@ use tfplugin::{Diagnostic, Diagnostics, Provider, Value};
 pub struct GpuProvider {
     config: RwLock<Option<ProviderConfig>>,
     live: crate::live::LiveCache,
-    /// Set by `StopProvider`: in-flight waits and retry pauses end, state is returned.
-    stop: gpu_core::cancel::Cancel,
+    /// The stop signal of the operations in flight. `StopProvider` sets it (their waits
+    /// and retry pauses end, state is returned) and puts a fresh one in its place, so in a
+    /// long-lived `--debug` server one Ctrl-C does not cancel every later apply.
+    stop: Mutex<Cancel>,
+    /// AWS credential chains, loaded once per (region, profile) for the process's life.
+    aws_configs: ConfigCache,
 }
 
 impl GpuProvider {
     /// The configuration given by `ConfigureProvider`, if it ran.
     pub fn configured(&self) -> Option<ProviderConfig> {
         self.config.read().ok().and_then(|c| c.clone())
+    }
+
+    /// The stop signal for an operation starting now.
+    fn operation_cancel(&self) -> Cancel {
+        self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// What node pools need of the provider block.
@@ -39,7 +50,8 @@ impl GpuProvider {
             aws_profile: aws.profile,
             eks_endpoint: aws.endpoints.and_then(|e| e.get("eks").cloned()),
             aws_max_retries: aws.max_retries,
-            cancel: self.stop.clone(),
+            cancel: self.operation_cancel(),
+            aws_configs: self.aws_configs.clone(),
         }
     }
 }
@@ -57,7 +69,9 @@ impl Provider for GpuProvider {
     /// flight returns the state of what exists with an error saying it was interrupted.
     async fn stop_provider(&self) -> Result<(), String> {
         tracing::info!("StopProvider: cancelling in-flight waits");
-        self.stop.cancel();
+        let mut slot = self.stop.lock().unwrap_or_else(|p| p.into_inner());
+        slot.cancel();
+        *slot = Cancel::new();
         Ok(())
     }
 
@@ -177,6 +191,22 @@ impl Provider for GpuProvider {
         }
     }
 
+    /// `gpu_node_pool` state of version 0 (EKS-shaped `node_groups`) is rewritten to
+    /// version 1; any other type or version goes through tfplugin's default.
+    async fn upgrade_resource_state(
+        &self,
+        request: UpgradeResourceStateRequest,
+        schema: &tfplugin::Schema,
+    ) -> Result<Value, Diagnostics> {
+        if request.type_name == node_pool::TYPE_NAME
+            && request.version == 0
+            && let Some(json) = &request.raw_json
+        {
+            return node_pool::upgrade::v0_to_current(json, schema);
+        }
+        tfplugin::provider::decode_stored_state(&request, schema)
+    }
+
     async fn configure_provider(&self, request: ConfigureProviderRequest) -> Diagnostics {
         let mut diags = config::validate(&request.config);
         if diags.has_errors() {
@@ -225,7 +255,12 @@ impl Provider for GpuProvider {
         };
         let refreshed = self
             .live
-            .get(self.configured().as_ref(), &query, &|_| {}, &self.stop)
+            .get(
+                self.configured().as_ref(),
+                &query,
+                &|_| {},
+                &self.operation_cancel(),
+            )
             .await;
         let mut response =
             data_sources::read(&request.type_name, &request.config, &refreshed.catalog);
@@ -236,5 +271,38 @@ impl Provider for GpuProvider {
             ));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stop_cancels_operations_in_flight_but_not_later_ones() {
+        let p = GpuProvider::default();
+        let in_flight = p.pool_settings().cancel;
+        assert!(!in_flight.is_cancelled());
+        p.stop_provider().await.unwrap();
+        assert!(in_flight.is_cancelled(), "the running apply must stop");
+        let later = p.pool_settings().cancel;
+        assert!(
+            !later.is_cancelled(),
+            "an apply after the stop (reattach/--debug) must run"
+        );
+        assert_ne!(later, in_flight);
+    }
+
+    #[tokio::test]
+    async fn operations_share_one_aws_config_cache() {
+        let p = GpuProvider::default();
+        let (a, b) = (p.pool_settings(), p.pool_settings());
+        let key = gpu_core::cloud::aws::ConfigKey {
+            region: Some("eu-west-1".into()),
+            profile: None,
+        };
+        a.aws_configs.get(&key).await;
+        b.aws_configs.get(&key).await;
+        assert_eq!(p.aws_configs.loaded(), 1);
     }
 }

@@ -226,6 +226,41 @@ pub fn unsupported(what: &str, type_name: &str) -> Diagnostic {
     )
 }
 
+/// Decodes stored state written with `schema`'s own version (JSON form) against it; any
+/// other version, or the legacy flatmap form, is refused with a diagnostic.
+pub fn decode_stored_state(
+    request: &UpgradeResourceStateRequest,
+    schema: &Schema,
+) -> Result<Value, Diagnostics> {
+    if request.version != schema.version {
+        return Err(Diagnostic::error(
+            "Unsupported state version",
+            format!(
+                "State of `{}` was written with schema version {}, and this provider only reads version {}.",
+                request.type_name, request.version, schema.version
+            ),
+        )
+        .into());
+    }
+    let Some(json) = &request.raw_json else {
+        return Err(Diagnostic::error(
+            "Unsupported state format",
+            format!(
+                "State of `{}` is in the legacy flatmap format, which this provider cannot read.",
+                request.type_name
+            ),
+        )
+        .into());
+    };
+    value::decode_json(json, &schema.value_type()).map_err(|e| {
+        Diagnostic::error(
+            "Stored state does not match the schema",
+            format!("State of `{}`: {e}", request.type_name),
+        )
+        .into()
+    })
+}
+
 /// A Terraform provider. Methods map 1:1 to the RPCs of plugin protocol 6; only
 /// [`Provider::schemas`] is mandatory.
 #[async_trait]
@@ -253,37 +288,15 @@ pub trait Provider: Send + Sync + 'static {
         Diagnostics::new()
     }
 
-    /// `UpgradeResourceState`: the default accepts JSON state of the current schema version
-    /// and refuses any other version.
+    /// `UpgradeResourceState`: the default is [`decode_stored_state`] (JSON state of the
+    /// current schema version; any other version refused). A provider that bumps a
+    /// schema's version overrides this for its older versions and falls back to it.
     async fn upgrade_resource_state(
         &self,
         request: UpgradeResourceStateRequest,
         schema: &Schema,
     ) -> Result<Value, Diagnostics> {
-        if request.version != schema.version {
-            return Err(Diagnostic::error(
-                "Unsupported state version",
-                format!(
-                    "State of `{}` was written with schema version {}, and this provider only reads version {}.",
-                    request.type_name, request.version, schema.version
-                ),
-            )
-            .into());
-        }
-        let Some(json) = request.raw_json else {
-            return Err(Diagnostic::error(
-                "Unsupported state format",
-                format!("State of `{}` is in the legacy flatmap format, which this provider cannot read.", request.type_name),
-            )
-            .into());
-        };
-        value::decode_json(&json, &schema.value_type()).map_err(|e| {
-            Diagnostic::error(
-                "Stored state does not match the schema",
-                format!("State of `{}`: {e}", request.type_name),
-            )
-            .into()
-        })
+        decode_stored_state(&request, schema)
     }
 
     /// `ConfigureProvider`: keep what the resources need (clients, defaults).
@@ -333,6 +346,12 @@ pub trait Provider: Send + Sync + 'static {
             imported: Vec::new(),
             diagnostics: unsupported("Import", &request.type_name).into(),
         }
+    }
+
+    /// Whether [`Provider::move_resource_state`] is implemented: the server advertises
+    /// the `move_resource_state` capability only then (default `false`).
+    fn supports_move_resource_state(&self) -> bool {
+        false
     }
 
     /// `MoveResourceState`: the default refuses moves from other resource types.

@@ -24,23 +24,20 @@ variable "aws_endpoint" {
 }
 
 variable "pool_name" {
-  description = "Name of the pool: the node groups are <name>-od and <name>-spot."
+  description = "Name of the pool: the node groups are <name>-od and <name>-spot (plus a generation suffix after a roll)."
   type        = string
   default     = "train"
 }
 
 provider "gpu" {
   aws {
-    region = "us-east-1"
     endpoints = var.aws_endpoint == null ? null : {
       eks = var.aws_endpoint
       ec2 = var.aws_endpoint
-      iam = var.aws_endpoint
-      sts = var.aws_endpoint
     }
   }
 
-  # Put on every pool as cloud tags, for spend breakdown.
+  # Cloud tags on every pool's node groups, for spend breakdown (not node labels).
   default_labels = {
     team    = "ml"
     project = "llm"
@@ -93,5 +90,5 @@ output "cost" {
 }
 
 output "node_groups" {
-  value = [for g in gpu_node_pool.train.node_groups : "${g.name} (${g.capacity_type}, ${g.min_nodes}-${g.max_nodes} nodes)"]
+  value = [for g in gpu_node_pool.train.node_groups : "${g.name} (${g.capacity}, ${g.min_nodes}-${g.max_nodes} nodes)"]
 }

@@ -29,6 +29,8 @@ pub enum Op {
     Tag,
     /// `cluster_subnets` (recorded with an empty name).
     DescribeCluster,
+    /// `list_node_groups` (recorded with an empty name).
+    List,
 }
 
 /// One recorded call: operation, cluster, node group name.
@@ -312,6 +314,21 @@ impl NodeGroups for FakeNodeGroups {
             return Err(CloudError::NotFound(format!("cluster {cluster}")));
         }
         Ok(st.subnets.get(cluster).cloned().unwrap_or_default())
+    }
+
+    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        let st = self.enter(Op::List, cluster, "")?;
+        if let Some(c) = &st.clusters
+            && !c.contains(cluster)
+        {
+            return Err(CloudError::NotFound(format!("cluster {cluster}")));
+        }
+        Ok(st
+            .groups
+            .values()
+            .filter(|e| e.group.cluster == cluster)
+            .map(|e| e.group.name.clone())
+            .collect())
     }
 
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {

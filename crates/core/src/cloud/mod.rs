@@ -60,6 +60,10 @@ pub trait NodeGroups: Send + Sync {
     /// [`CloudError::NotFound`] when the cluster does not exist.
     async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError>;
 
+    /// The names of every node group in `cluster` (for import, which must find a pool's
+    /// groups by name pattern); [`CloudError::NotFound`] when the cluster does not exist.
+    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError>;
+
     /// Starts deleting a node group; [`CloudError::NotFound`] when it is already gone.
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError>;
 

@@ -8,10 +8,12 @@ pub mod choose;
 pub mod config;
 pub mod diff;
 pub mod eks;
+pub mod generation;
 pub mod group;
 pub mod kube;
 pub mod reconcile;
 pub mod spec;
+pub mod spelling;
 pub mod validate;
 
 pub use choose::{ChosenType, PriceRow, TypeQuery};

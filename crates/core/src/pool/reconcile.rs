@@ -351,8 +351,10 @@ impl<'a> Run<'a> {
             .iter()
             .filter(|d| !self.known.contains_key(&d.name))
             .collect();
+        let wanted: BTreeSet<&str> = desired.iter().map(|g| g.name.as_str()).collect();
         for d in &missing {
             self.touched.insert(d.name.clone());
+            let d = &self.with_inherited_count(d, &wanted);
             let req = to_request(d, self.cluster, placement, &token(token_seed, &d.name));
             let step = || format!("creating node group {}", d.name);
             match self.api.create_node_group(&req).await {
@@ -380,6 +382,27 @@ impl<'a> Run<'a> {
             self.wait_active(&d.name, timeout).await?;
         }
         Ok(())
+    }
+
+    /// `d` starting with as many nodes as the live group of its capacity type that it
+    /// replaces (one not `wanted`, deleted once `d` is ready), so a roll keeps the pool's
+    /// node count instead of dropping to `min`; unchanged when `d` sets its own count.
+    fn with_inherited_count(&self, d: &NodeGroupSpec, wanted: &BTreeSet<&str>) -> NodeGroupSpec {
+        let mut d = d.clone();
+        if d.scaling.desired.is_some() {
+            return d;
+        }
+        let capacity = cloud_capacity(d.capacity_type);
+        let replaced = self
+            .known
+            .values()
+            .filter(|g| !wanted.contains(g.name.as_str()) && g.capacity_type == capacity)
+            .map(|g| g.scaling.desired)
+            .max();
+        if let Some(n) = replaced {
+            d.scaling.desired = Some(n.clamp(d.scaling.min, d.scaling.max.max(d.scaling.min)));
+        }
+        d
     }
 
     /// Updates one live group in place: scaling, labels and taints in one config update,

@@ -237,7 +237,7 @@ fn taints() {
 fn names() {
     let mut c = config();
     c.name = "a".repeat(59);
-    assert_problem(&c, "name", &["1–58", "-spot"]);
+    assert_problem(&c, "name", &["1–53", "-spot"]);
     c.name = "_x".into();
     assert_problem(&c, "name", &["starting with a letter or digit"]);
     let mut c = config();

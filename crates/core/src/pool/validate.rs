@@ -9,6 +9,7 @@ use super::kube::{label_key_problem, label_value_problem};
 use super::spec::{
     CapacitySpec, DriverPolicy, NodePoolSpec, RESERVED_LABEL_PREFIX, Reclaim, Taint, TaintEffect,
 };
+use super::spelling;
 use crate::catalog::Catalog;
 use crate::gpu::{self, GpuModel};
 use crate::offer::{Cloud, Offer};
@@ -16,8 +17,9 @@ use crate::offer::{Cloud, Offer};
 /// Clouds a node pool can run on.
 pub const POOL_CLOUDS: [Cloud; 3] = [Cloud::Aws, Cloud::Azure, Cloud::Gcp];
 
-/// Longest suffix appended to a pool name to name its node groups (`-spot`).
-pub const GROUP_SUFFIX_LEN: usize = 5;
+/// Longest suffix appended to a pool name to name its node groups (`-spot-` and a
+/// generation).
+pub const GROUP_SUFFIX_LEN: usize = 6 + super::generation::GENERATION_LEN;
 
 /// What a caller puts in a count of [`NodePoolConfig`] for a number that is not whole
 /// (`gpu_count = 1.5`): reported as "not a whole number" rather than as a value the user
@@ -106,6 +108,17 @@ pub(super) fn validate(
 ) -> Result<NodePoolSpec, ValidationErrors> {
     let mut p = Problems::default();
     let cloud = check_cloud(&mut p, &c.cloud);
+    // Every check and the spec see the canonical spelling of region and instance types.
+    let canonical = NodePoolConfig {
+        region: spelling::region(cloud, &c.region),
+        instance_types: c
+            .instance_types
+            .iter()
+            .map(|t| spelling::instance_type(catalog, cloud, t))
+            .collect(),
+        ..c.clone()
+    };
+    let c = &canonical;
     let gpu = match gpu::lookup(&c.gpu) {
         Ok(g) => Some(g),
         Err(e) => {
@@ -322,7 +335,7 @@ fn check_names(p: &mut Problems, cloud: Cloud, cluster: &str, name: &str) {
                 "name",
                 format!(
                     "{name:?} cannot name EKS node groups: 1–{max_name} letters, digits, `-` or `_`, starting with a \
-                     letter or digit (the groups are `<name>-od` and `<name>-spot`, at most 63 characters)"
+                     letter or digit (the groups are `<name>-od-<generation>` and `<name>-spot-<generation>`, at most 63 characters)"
                 ),
             );
         }

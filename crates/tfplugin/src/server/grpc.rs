@@ -37,11 +37,12 @@ impl<P: Provider> Clone for ProviderService<P> {
     }
 }
 
-fn capabilities() -> pb::ServerCapabilities {
+/// What the server tells Terraform it supports: only what the provider implements.
+fn capabilities<P: Provider>(provider: &P) -> pb::ServerCapabilities {
     pb::ServerCapabilities {
         plan_destroy: false,
         get_provider_schema_optional: true,
-        move_resource_state: true,
+        move_resource_state: provider.supports_move_resource_state(),
         generate_resource_config: false,
     }
 }
@@ -103,7 +104,7 @@ impl<P: Provider> ProviderService<P> {
                 .map(|(k, s)| (k.clone(), convert::schema(s)))
                 .collect(),
             provider_meta: schemas.provider_meta.as_ref().map(convert::schema),
-            server_capabilities: Some(capabilities()),
+            server_capabilities: Some(capabilities(provider.as_ref())),
             ..Default::default()
         };
         ProviderService {
@@ -168,7 +169,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> Reply<pb::get_metadata::Response> {
         use pb::get_metadata as m;
         Ok(Response::new(m::Response {
-            server_capabilities: Some(capabilities()),
+            server_capabilities: Some(capabilities(self.provider.as_ref())),
             resources: self
                 .schemas
                 .resources

@@ -9,16 +9,19 @@
 //! reported back; no enum
 //! validation (any AMI type is accepted) and no backing instances or health issues.
 
+mod config_cache;
 mod convert;
 mod errors;
 mod retrying;
 
+pub use config_cache::{ConfigCache, ConfigKey};
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use aws_sdk_eks::config::Region;
 use aws_sdk_eks::config::retry::RetryConfig;
 use aws_sdk_eks::config::timeout::TimeoutConfig;
-use aws_sdk_eks::config::{BehaviorVersion, Region};
 use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTaintsPayload};
 
 use super::poll::{Backoff, wait_step, wait_what};
@@ -60,14 +63,17 @@ impl Eks {
     /// Loads the usual credential chain (environment, profile, SSO, IMDS ...) and builds
     /// a client with the overrides in `opts`.
     pub async fn connect(opts: &EksOptions) -> Self {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest());
-        if let Some(r) = &opts.region {
-            loader = loader.region(Region::new(r.clone()));
-        }
-        if let Some(p) = &opts.profile {
-            loader = loader.profile_name(p);
-        }
-        Self::from_sdk_config(&loader.load().await, opts)
+        Self::connect_cached(&ConfigCache::new(), opts).await
+    }
+
+    /// Like [`Eks::connect`], with the chain loaded once per region and profile in
+    /// `cache` (a long-lived process such as the provider keeps one cache).
+    pub async fn connect_cached(cache: &ConfigCache, opts: &EksOptions) -> Self {
+        let key = ConfigKey {
+            region: opts.region.clone(),
+            profile: opts.profile.clone(),
+        };
+        Self::from_sdk_config(&cache.get(&key).await, opts)
     }
 
     /// Builds from an already loaded SDK config (shared with other AWS clients).
@@ -251,6 +257,27 @@ impl NodeGroups for Eks {
         Ok(c.resources_vpc_config()
             .map(|v| v.subnet_ids().to_vec())
             .unwrap_or_default())
+    }
+
+    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        let mut names = Vec::new();
+        let mut next: Option<String> = None;
+        loop {
+            let call = self
+                .client
+                .list_nodegroups()
+                .cluster_name(cluster)
+                .set_next_token(next.clone());
+            let out = send(&self.retry, &self.cancel, "ListNodegroups", || {
+                call.clone().send()
+            })
+            .await?;
+            names.extend(out.nodegroups().iter().cloned());
+            next = out.next_token().map(str::to_string);
+            if next.is_none() {
+                return Ok(names);
+            }
+        }
     }
 
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {

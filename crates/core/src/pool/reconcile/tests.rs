@@ -490,6 +490,9 @@ impl NodeGroups for Slow {
     async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
         self.inner.cluster_subnets(cluster).await
     }
+    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        self.inner.list_node_groups(cluster).await
+    }
     async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {
         std::thread::sleep(self.pause);
         self.inner.delete_node_group(cluster, name).await
@@ -575,4 +578,59 @@ fn a_spent_timeout_gives_the_wait_no_time_and_reports_the_whole_run() {
     }
     // Both groups exist (being created) and the outcome says so.
     assert_eq!(err.existing, ["train-od", "train-spot"]);
+}
+
+#[test]
+fn a_roll_creates_the_new_generation_and_waits_before_deleting_the_old() {
+    let api = FakeNodeGroups::new().with_settle_after(2);
+    let live = apply_to(&api, &pool(), &[]).live;
+    // The autoscaler has 3 spot nodes running.
+    run(api.update_node_group_config(
+        C,
+        "train-spot",
+        &cloud::NodeGroupUpdate {
+            scaling: Some(cloud::Scaling {
+                min: 0,
+                max: 3,
+                desired: 3,
+            }),
+            ..Default::default()
+        },
+    ))
+    .unwrap();
+    let live: Vec<NodeGroup> = live
+        .iter()
+        .map(|g| run(api.describe_node_group(C, &g.name)).unwrap().unwrap())
+        .collect();
+    let mut want = pool();
+    want[1].name = "train-spot-ab12".into();
+    want[1].instance_types = vec!["p4d.24xlarge".into()];
+    let before = api.calls().len();
+    let out = apply_to(&api, &want, &live);
+    assert_eq!(out.error, None);
+    let calls: Vec<(Op, String)> = api.calls()[before..]
+        .iter()
+        .map(|(op, _, n)| (*op, n.clone()))
+        .collect();
+    let create = calls
+        .iter()
+        .position(|c| *c == (Op::Create, "train-spot-ab12".into()))
+        .expect("new generation created");
+    let delete = calls
+        .iter()
+        .position(|c| *c == (Op::Delete, "train-spot".into()))
+        .expect("old generation deleted");
+    // Waiting = describing the new group until it is ACTIVE (settle_after 2), all before
+    // the old one's delete.
+    let waits = calls[create..delete]
+        .iter()
+        .filter(|c| **c == (Op::Describe, "train-spot-ab12".into()))
+        .count();
+    assert!(create < delete && waits >= 2, "{calls:?}");
+    let names: Vec<&str> = out.live.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["train-od", "train-spot-ab12"]);
+    assert_eq!(
+        out.live[1].scaling.desired, 3,
+        "the new generation starts with the old one's node count"
+    );
 }

@@ -7,6 +7,7 @@ use gpu_core::catalog::Catalog;
 use gpu_core::cloud::aws::{Eks, EksOptions};
 use gpu_core::cloud::{CloudError, NodeGroup, NodeGroups};
 use gpu_core::offer::Cloud;
+use gpu_core::pool::generation::is_group_of;
 use gpu_core::pool::reconcile::{self, Placement};
 use gpu_core::pool::spec::LABEL_POOL;
 use gpu_core::retry::RetryPolicy;
@@ -19,20 +20,30 @@ use super::inputs::{self, text};
 use super::plan::set;
 use super::read::{group_names, state_from_live};
 
-/// Connects to EKS in `region` with the provider's AWS settings and the usual chain.
+/// Connects to EKS in `region` with the provider's AWS settings and the usual chain
+/// (loaded once per region and profile for the life of the process).
 pub async fn connect(settings: &Settings, region: &str) -> Eks {
-    Eks::connect(&EksOptions {
-        region: Some(region.to_string()),
-        endpoint_url: settings.eks_endpoint.clone(),
-        profile: settings.aws_profile.clone(),
-        cancel: settings.cancel.clone(),
-        retry: settings.aws_max_retries.map(|n| RetryPolicy {
-            max_attempts: n + 1,
-            ..RetryPolicy::default()
-        }),
-        ..Default::default()
-    })
+    Eks::connect_cached(
+        &settings.aws_configs,
+        &EksOptions {
+            region: Some(region.to_string()),
+            endpoint_url: settings.eks_endpoint.clone(),
+            profile: settings.aws_profile.clone(),
+            cancel: settings.cancel.clone(),
+            retry: settings.aws_max_retries.map(|n| RetryPolicy {
+                max_attempts: n + 1,
+                ..RetryPolicy::default()
+            }),
+            ..Default::default()
+        },
+    )
     .await
+}
+
+/// The AWS region of pool `v` as AWS spells it (`US-EAST-1` → `us-east-1`): the SDK signs
+/// requests for the region it is given, so a re-spelled one must not reach it.
+fn region_of(v: &Value) -> String {
+    gpu_core::pool::spelling::region(Some(Cloud::Aws), &text(v, "region"))
 }
 
 /// Creates, updates or destroys the pool so the cloud matches `planned`.
@@ -44,7 +55,7 @@ pub async fn apply(
 ) -> ApplyResourceChangeResponse {
     let api = connect(
         settings,
-        &text(if planned.is_null() { prior } else { planned }, "region"),
+        &region_of(if planned.is_null() { prior } else { planned }),
     )
     .await;
     apply_with(&api, prior, planned, settings, catalog).await
@@ -81,7 +92,10 @@ pub async fn apply_with(
             .into(),
         );
     }
-    let want = desired::with_types(spec, None, catalog, settings);
+    let mut want = desired::with_types(spec, None, catalog, settings);
+    // The same naming as the plan's (same prior, same planned pool): kept groups keep
+    // their names, rolled ones get their new generation's.
+    desired::name_groups(&mut want, prior, planned);
     let cluster = want.spec.cluster.clone();
     let aws = inputs::aws_settings(planned);
     let Some(node_role_arn) = aws.node_role_arn.clone() else {
@@ -119,7 +133,8 @@ pub async fn apply_with(
             }
         },
     };
-    let names = all_names(prior, &want.spec.name);
+    let wanted: Vec<String> = want.groups.iter().map(|g| g.name.clone()).collect();
+    let names = all_names(prior, &want.spec.name, &wanted);
     let live = match reconcile::read(api, &cluster, &names).await {
         Ok(l) => l,
         Err(e) => {
@@ -203,7 +218,7 @@ async fn destroy(
     let timeouts = inputs::timeouts(prior, &mut diags);
     let cluster = text(prior, "cluster");
     let name = text(prior, "name");
-    let live = match reconcile::read(api, &cluster, &all_names(prior, &name)).await {
+    let live = match reconcile::read(api, &cluster, &all_names(prior, &name, &[])).await {
         Ok(l) => l,
         Err(e) => {
             return failed(
@@ -236,15 +251,21 @@ async fn destroy(
     }
 }
 
+/// Whether `prior` is a pool on a cloud this version reads live: any spelling of aws
+/// (`AWS`, `Aws`). Other clouds keep the prior state (they cannot be created yet).
+pub fn reads_live(prior: &Value) -> bool {
+    gpu_core::pool::spelling::cloud(&text(prior, "cloud")) == Some(Cloud::Aws)
+}
+
 /// Reads the pool from EKS; `Value::Null` in the response when no group exists any more.
 pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> ReadResourceResponse {
-    if text(prior, "cloud") != Cloud::Aws.as_str() {
+    if !reads_live(prior) {
         return ReadResourceResponse {
             new_state: prior.clone(),
             ..Default::default()
         };
     }
-    let api = connect(settings, &text(prior, "region")).await;
+    let api = connect(settings, &region_of(prior)).await;
     read_with(&api, prior, settings, catalog).await
 }
 
@@ -256,7 +277,27 @@ pub async fn read_with(
     catalog: &Catalog,
 ) -> ReadResourceResponse {
     let cluster = text(prior, "cluster");
-    let names = all_names(prior, &text(prior, "name"));
+    let name = text(prior, "name");
+    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
+    // An import knows only the pool's name: its groups are found by their name pattern
+    // (`<name>-od`, `<name>-spot`, with or without a generation suffix).
+    let names = if importing {
+        match api.list_node_groups(&cluster).await {
+            Ok(all) => all.into_iter().filter(|n| is_group_of(&name, n)).collect(),
+            Err(e) => {
+                return ReadResourceResponse {
+                    new_state: prior.clone(),
+                    diagnostics: cloud_error(
+                        &format!("listing the node groups of cluster `{cluster}`"),
+                        Some(&e),
+                    ),
+                    ..Default::default()
+                };
+            }
+        }
+    } else {
+        all_names(prior, &name, &[])
+    };
     let live = match reconcile::read(api, &cluster, &names).await {
         Ok(l) => l,
         Err(e) => {
@@ -270,8 +311,7 @@ pub async fn read_with(
             };
         }
     };
-    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
-    let (live, _) = split_ownership(prior, &text(prior, "name"), live, importing);
+    let (live, _) = split_ownership(prior, &name, live, importing);
     let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
     let mut diagnostics = Diagnostics::new();
     if !state.is_null() && state.get_attr("monthly_usd").is_none_or(Value::is_null) {
@@ -306,10 +346,11 @@ fn price_imported(
     Ok(desired::cost_values(&p))
 }
 
-/// The pool's group names: the two it may have and any recorded in state.
-fn all_names(prior: &Value, name: &str) -> Vec<String> {
+/// The pool's group names: its generation-0 names, any recorded in state, and `wanted`.
+fn all_names(prior: &Value, name: &str, wanted: &[String]) -> Vec<String> {
     let mut set: BTreeSet<String> = group_names(name).into_iter().collect();
     set.extend(groups::names(prior.get_attr("node_groups")));
+    set.extend(wanted.iter().cloned());
     set.into_iter().collect()
 }
 

@@ -8,11 +8,12 @@ use gpu_core::cost::{self, CostPreview, PriorCost};
 use gpu_core::pool::{self, ChosenType, NodeGroupSpec, NodePoolSpec, eks};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
-use super::inputs::pool_config;
-use super::paths;
+use super::inputs::{self, pool_config};
+use super::{groups, paths};
+use gpu_core::pool::generation::{FixedShape, Roll, name_generations};
 
 /// Settings from the provider block that pools use.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// `default_labels`: tags on every node group.
     pub default_labels: BTreeMap<String, String>,
@@ -26,6 +27,8 @@ pub struct Settings {
     pub aws_max_retries: Option<u32>,
     /// The provider's stop signal: set by `StopProvider`, ends waits and retry pauses.
     pub cancel: gpu_core::cancel::Cancel,
+    /// The process's AWS credential chains, shared by every operation.
+    pub aws_configs: gpu_core::cloud::aws::ConfigCache,
 }
 
 /// A pool, understood.
@@ -74,6 +77,21 @@ pub fn with_types(
         types,
         groups,
     }
+}
+
+/// Names `d`'s node groups against the groups recorded in `prior` state: a group the
+/// cloud can change in place keeps its name, one it cannot rolls to a new generation
+/// (see [`gpu_core::pool::generation`]). Plan and apply both call it with the same prior,
+/// so they agree on every name. `pool` is the planned pool (its `aws` block).
+pub fn name_groups(d: &mut Desired, prior: &Value, pool: &Value) -> Vec<Roll> {
+    let aws = inputs::aws_settings(pool);
+    let role = aws.node_role_arn.unwrap_or_default();
+    let shapes: Vec<FixedShape> = d
+        .groups
+        .iter()
+        .map(|g| FixedShape::of(g, &role, aws.subnet_ids.as_deref()))
+        .collect();
+    name_generations(&mut d.groups, &shapes, &groups::prior(prior))
 }
 
 /// Prices `d` against `prior`; an unpriceable pool is an error on `instance_types`.

@@ -1,59 +1,66 @@
-//! The `node_groups` attribute: desired groups at plan time, live ones after apply and read.
+//! The `node_groups` attribute, cloud-neutral (schema version 1): desired groups at plan
+//! time, live ones after apply and read; and the prior groups' shapes, from which plan
+//! and apply decide what changes in place and what rolls.
 
 use std::collections::BTreeMap;
 
 use gpu_core::cloud::NodeGroup;
-use gpu_core::pool::NodeGroupSpec;
+use gpu_core::pool::generation::{FixedShape, PriorGroup};
+use gpu_core::pool::{CapacityType, NodeGroupSpec};
 use tfplugin::Value;
 
-/// One `node_groups` element.
+use super::inputs;
+
+/// One `node_groups` element: `capacity` is `on-demand` or `spot`, `image` the node image
+/// type, `id` the cloud's id of the group (an ARN on EKS).
 fn element(
     name: &str,
-    capacity: &str,
+    capacity: CapacityType,
     types: &[String],
-    ami: &str,
+    image: &str,
     min: u32,
     max: u32,
-    arn: Value,
+    id: Value,
 ) -> Value {
     Value::object([
         ("name", Value::string(name)),
-        ("capacity_type", Value::string(capacity)),
+        ("capacity", Value::string(capacity.label_value())),
         (
             "instance_types",
             Value::List(types.iter().map(Value::string).collect()),
         ),
-        ("ami_type", Value::string(ami)),
+        ("image", Value::string(image)),
         ("min_nodes", Value::number(min)),
         ("max_nodes", Value::number(max)),
-        ("arn", arn),
+        ("id", id),
     ])
 }
 
-/// The planned groups; ARNs come from `known_arns` (by name) or are unknown until apply.
-pub fn planned(desired: &[NodeGroupSpec], known_arns: &BTreeMap<String, String>) -> Value {
+/// The planned groups; ids come from `known_ids` (by name) or are unknown until apply.
+pub fn planned(desired: &[NodeGroupSpec], known_ids: &BTreeMap<String, String>) -> Value {
     Value::List(
         desired
             .iter()
             .map(|g| {
-                let arn = known_arns
+                let id = known_ids
                     .get(&g.name)
                     .map_or_else(Value::unknown, Value::string);
                 element(
                     &g.name,
-                    g.capacity_type.eks_str(),
+                    g.capacity_type,
                     &g.instance_types,
                     &g.ami_type,
                     g.scaling.min,
                     g.scaling.max,
-                    arn,
+                    id,
                 )
             })
             .collect(),
     )
 }
 
-/// The live groups, in the order given.
+/// The live groups, in the order given (capacity-block groups, which a pool never
+/// creates, are listed as on-demand).
 pub fn live(groups: &[NodeGroup]) -> Value {
     Value::List(
         groups
@@ -61,7 +68,7 @@ pub fn live(groups: &[NodeGroup]) -> Value {
             .map(|g| {
                 element(
                     &g.name,
-                    g.capacity_type.as_str(),
+                    capacity_of(g),
                     &g.instance_types,
                     &g.ami_type,
                     g.scaling.min,
@@ -73,15 +80,23 @@ pub fn live(groups: &[NodeGroup]) -> Value {
     )
 }
 
-/// ARNs by group name from a `node_groups` value.
-pub fn arns(v: Option<&Value>) -> BTreeMap<String, String> {
+/// The pool's capacity type of a live group.
+pub fn capacity_of(g: &NodeGroup) -> CapacityType {
+    match g.capacity_type {
+        gpu_core::cloud::CapacityType::Spot => CapacityType::Spot,
+        _ => CapacityType::OnDemand,
+    }
+}
+
+/// Cloud ids by group name from a `node_groups` value.
+pub fn ids(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_elements)
         .unwrap_or_default()
         .iter()
         .filter_map(|g| {
             Some((
                 g.get_attr("name")?.as_str()?.to_string(),
-                g.get_attr("arn")?.as_str()?.to_string(),
+                g.get_attr("id")?.as_str()?.to_string(),
             ))
         })
         .collect()
@@ -96,8 +111,50 @@ pub fn names(v: Option<&Value>) -> Vec<String> {
         .collect()
 }
 
-/// `v` with every element's `arn` set to null, for comparisons that ignore ARNs.
-pub fn without_arns(v: Option<&Value>) -> Option<Value> {
+/// The groups recorded in pool state `state`, with what each cannot change in place (the
+/// node role and subnets are the pool's, from its `aws` block).
+pub fn prior(state: &Value) -> Vec<PriorGroup> {
+    if state.is_null() {
+        return Vec::new();
+    }
+    let aws = inputs::aws_settings(state);
+    let role = aws.node_role_arn.unwrap_or_default();
+    state
+        .get_attr("node_groups")
+        .and_then(Value::as_elements)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|g| {
+            let name = g.get_attr("name")?.as_str()?.to_string();
+            let capacity = CapacityType::parse(g.get_attr("capacity")?.as_str()?)?;
+            let types: Vec<String> = g
+                .get_attr("instance_types")
+                .and_then(Value::as_elements)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect();
+            let image = g.get_attr("image")?.as_str()?.to_string();
+            let spec = NodeGroupSpec {
+                name: name.clone(),
+                capacity_type: capacity,
+                instance_types: types,
+                ami_type: image,
+                scaling: Default::default(),
+                labels: Default::default(),
+                taints: Vec::new(),
+                tags: Default::default(),
+            };
+            Some(PriorGroup {
+                shape: FixedShape::of(&spec, &role, aws.subnet_ids.as_deref()),
+                name,
+            })
+        })
+        .collect()
+}
+
+/// `v` with every element's `id` set to null, for comparisons that ignore ids.
+pub fn without_ids(v: Option<&Value>) -> Option<Value> {
     v.map(|v| match v {
         Value::List(items) => Value::List(
             items
@@ -105,7 +162,7 @@ pub fn without_arns(v: Option<&Value>) -> Option<Value> {
                 .map(|g| match g {
                     Value::Object(m) => {
                         let mut m = m.clone();
-                        m.insert("arn".into(), Value::Null);
+                        m.insert("id".into(), Value::Null);
                         Value::Object(m)
                     }
                     other => other.clone(),
@@ -114,4 +171,34 @@ pub fn without_arns(v: Option<&Value>) -> Option<Value> {
         ),
         other => other.clone(),
     })
+}
+
+/// Version-0 `node_groups` elements (EKS wire values: `capacity_type = "ON_DEMAND"`,
+/// `ami_type`, `arn`) as version 1 (`capacity = "on-demand"`, `image`, `id`), in JSON.
+pub fn upgrade_v0_json(groups: &serde_json::Value) -> serde_json::Value {
+    let Some(items) = groups.as_array() else {
+        return groups.clone();
+    };
+    serde_json::Value::Array(
+        items
+            .iter()
+            .map(|g| {
+                let capacity = g
+                    .get("capacity_type")
+                    .and_then(serde_json::Value::as_str)
+                    .and_then(CapacityType::parse)
+                    .map(|c| serde_json::Value::from(c.label_value()))
+                    .unwrap_or(serde_json::Value::Null);
+                serde_json::json!({
+                    "name": g.get("name").cloned().unwrap_or_default(),
+                    "capacity": capacity,
+                    "instance_types": g.get("instance_types").cloned().unwrap_or_default(),
+                    "image": g.get("ami_type").cloned().unwrap_or_default(),
+                    "min_nodes": g.get("min_nodes").cloned().unwrap_or_default(),
+                    "max_nodes": g.get("max_nodes").cloned().unwrap_or_default(),
+                    "id": g.get("arn").cloned().unwrap_or_default(),
+                })
+            })
+            .collect(),
+    )
 }

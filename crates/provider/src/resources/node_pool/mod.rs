@@ -10,6 +10,7 @@ pub mod paths;
 pub mod plan;
 pub mod read;
 pub mod schema;
+pub mod upgrade;
 
 pub use desired::Settings;
 pub use schema::schema;
@@ -27,7 +28,7 @@ pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
     let mut d = Diagnostics::new();
     inputs::timeouts(config, &mut d);
     let cloud = inputs::opt_text(config, "cloud");
-    if cloud.as_deref() == Some(Cloud::Aws.as_str()) {
+    if cloud.as_deref().and_then(gpu_core::pool::spelling::cloud) == Some(Cloud::Aws) {
         inputs::check_aws(config, &mut d);
     }
     let known = inputs::COST_INPUTS

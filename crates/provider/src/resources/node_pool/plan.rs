@@ -4,7 +4,8 @@
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, format_usd};
 use gpu_core::offer::Cloud;
-use gpu_core::pool::DriverPolicy;
+use gpu_core::pool::generation::Roll;
+use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -20,7 +21,7 @@ pub fn plan(
     catalog: &Catalog,
 ) -> PlanResourceChangeResponse {
     let prior = &req.prior_state;
-    let proposed = &req.proposed_new_state;
+    let proposed = &keep_prior_spelling(prior, &req.proposed_new_state, &req.config, catalog);
     if proposed.is_null() {
         return PlanResourceChangeResponse {
             planned_state: Value::Null,
@@ -64,8 +65,14 @@ pub fn plan(
         inputs::check_aws(proposed, &mut diags);
     }
     let kept = kept_types(prior, proposed, &req.config);
-    let want = desired::with_types(spec, kept, catalog, settings);
-    let replace = replace_paths(prior, proposed, &want);
+    let mut want = desired::with_types(spec, kept, catalog, settings);
+    let replace = replace_paths(prior, proposed);
+    // A replacement starts from nothing: no group of the old pool is kept or rolled.
+    let rolls = if replace.is_empty() {
+        desired::name_groups(&mut want, prior, proposed)
+    } else {
+        desired::name_groups(&mut want, &Value::Null, proposed)
+    };
     // A replacement is priced as a new pool (Terraform plans the create part again with
     // no prior state); the delta against the pool it replaces goes in the warning.
     let prior_cost = if replace.is_empty() {
@@ -105,7 +112,17 @@ pub fn plan(
         return fail(diags);
     }
     let mut planned = proposed.clone();
-    fill(&mut planned, prior, &want, &desired::cost_values(&preview));
+    let pinned = !req
+        .config
+        .get_attr("instance_types")
+        .is_none_or(Value::is_null);
+    fill(
+        &mut planned,
+        prior,
+        &want,
+        &desired::cost_values(&preview),
+        pinned,
+    );
     if !prior.is_null() && same_apart_from_cost(&planned, prior) {
         // Nothing changes: keep the prices of the last change, so the plan stays empty.
         for a in COST_ATTRIBUTES {
@@ -124,7 +141,13 @@ pub fn plan(
                 .unwrap_or(Value::Null),
         );
     } else {
-        diags.push(cost_warning(&want, &preview, prior, !replace.is_empty()));
+        diags.push(cost_warning(
+            &want,
+            &preview,
+            prior,
+            !replace.is_empty(),
+            &rolls,
+        ));
     }
     PlanResourceChangeResponse {
         planned_state: planned,
@@ -167,7 +190,7 @@ fn with_stand_ins(v: &Value) -> Value {
 }
 
 /// The prior's chosen instance types, when the user pins none and nothing they depend on
-/// changed: choosing again would replace the pool whenever the catalog's order moved.
+/// changed: choosing again would roll the node groups whenever the catalog's order moved.
 fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<String>> {
     if !config.get_attr("instance_types").is_none_or(Value::is_null) {
         return None;
@@ -187,8 +210,76 @@ fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<Str
     })
 }
 
-/// Writes the computed attributes of a planned pool.
-fn fill(planned: &mut Value, prior: &Value, want: &Desired, costs: &[(&'static str, Value)]) {
+/// `proposed` with the prior value kept for each attribute whose new spelling means the
+/// same (`cloud = "AWS"` for `"aws"`, `gpu = "l4"` for `"L4"`, a region in other case,
+/// pinned `instance_types` in another order or case). Terraform accepts a planned value
+/// equal to the prior one in place of the configuration's, so the plan shows no change.
+pub fn keep_prior_spelling(
+    prior: &Value,
+    proposed: &Value,
+    config: &Value,
+    catalog: &Catalog,
+) -> Value {
+    if prior.is_null() || proposed.is_null() {
+        return proposed.clone();
+    }
+    let mut out = proposed.clone();
+    let both = |name: &str| match (prior.get_attr(name), proposed.get_attr(name)) {
+        (Some(p @ Value::String(_)), Some(n @ Value::String(_))) if p != n => {
+            Some((text(prior, name), text(proposed, name)))
+        }
+        _ => None,
+    };
+    let cloud = spelling::cloud(&text(proposed, "cloud"));
+    let mut keep = Vec::new();
+    if let Some((p, n)) = both("cloud")
+        && spelling::cloud(&p).is_some()
+        && spelling::cloud(&p) == spelling::cloud(&n)
+    {
+        keep.push("cloud");
+    }
+    if let Some((p, n)) = both("gpu")
+        && spelling::gpu(&p).is_some()
+        && spelling::gpu(&p) == spelling::gpu(&n)
+    {
+        keep.push("gpu");
+    }
+    if let Some((p, n)) = both("region")
+        && spelling::region(cloud, &p) == spelling::region(cloud, &n)
+    {
+        keep.push("region");
+    }
+    let pinned = !config.get_attr("instance_types").is_none_or(Value::is_null);
+    if pinned
+        && let (Some(p), Some(n)) = (
+            strings(prior, "instance_types"),
+            strings(proposed, "instance_types"),
+        )
+        && p != n
+        && spelling::instance_type_set(catalog, cloud, &p)
+            == spelling::instance_type_set(catalog, cloud, &n)
+    {
+        keep.push("instance_types");
+    }
+    for name in keep {
+        set(
+            &mut out,
+            name,
+            prior.get_attr(name).cloned().unwrap_or(Value::Null),
+        );
+    }
+    out
+}
+
+/// Writes the computed attributes of a planned pool; `pinned`: the configuration sets
+/// `instance_types`, so the planned list stays the user's (or the prior's, same meaning).
+fn fill(
+    planned: &mut Value,
+    prior: &Value,
+    want: &Desired,
+    costs: &[(&'static str, Value)],
+    pinned: bool,
+) {
     let id = if planned_known(planned, &["region", "cluster", "name"]) {
         Value::string(format!(
             "{}/{}/{}/{}",
@@ -201,17 +292,19 @@ fn fill(planned: &mut Value, prior: &Value, want: &Desired, costs: &[(&'static s
         Value::unknown()
     };
     set(planned, "id", id);
-    set(
-        planned,
-        "instance_types",
-        Value::List(want.spec.instance_types.iter().map(Value::string).collect()),
-    );
+    if !pinned {
+        set(
+            planned,
+            "instance_types",
+            Value::List(want.spec.instance_types.iter().map(Value::string).collect()),
+        );
+    }
     for (k, v) in costs {
         set(planned, k, v.clone());
     }
-    let arns = groups::arns(prior.get_attr("node_groups"));
+    let ids = groups::ids(prior.get_attr("node_groups"));
     let ng = if planned_known(planned, &["name"]) {
-        groups::planned(&want.groups, &arns)
+        groups::planned(&want.groups, &ids)
     } else {
         Value::unknown()
     };
@@ -254,50 +347,31 @@ pub(super) fn set(v: &mut Value, name: &str, value: Value) {
     }
 }
 
-/// Whether `planned` and `prior` agree on everything but the cost attributes and ARNs.
+/// Whether `planned` and `prior` agree on everything but the cost attributes and ids.
 fn same_apart_from_cost(planned: &Value, prior: &Value) -> bool {
     let strip = |v: &Value| {
         let mut v = v.clone();
         for a in COST_ATTRIBUTES {
             set(&mut v, a, Value::Null);
         }
-        let ng = groups::without_arns(v.get_attr("node_groups")).unwrap_or(Value::Null);
+        let ng = groups::without_ids(v.get_attr("node_groups")).unwrap_or(Value::Null);
         set(&mut v, "node_groups", ng);
         v
     };
     strip(planned) == strip(prior)
 }
 
-/// What changed that the node groups cannot change in place.
-fn replace_paths(prior: &Value, proposed: &Value, want: &Desired) -> Vec<AttributePath> {
+/// What changed of the pool's identity (cloud, region, cluster, name): only that
+/// replaces it; everything else is an update, rolling node groups where needed.
+fn replace_paths(prior: &Value, proposed: &Value) -> Vec<AttributePath> {
     if prior.is_null() {
         return Vec::new();
     }
-    let mut out: Vec<AttributePath> = REPLACE_ATTRIBUTES
+    REPLACE_ATTRIBUTES
         .iter()
-        .filter(|a| **a != "instance_types")
         .filter(|a| prior.get_attr(a) != proposed.get_attr(a))
         .map(|a| AttributePath::attr(*a))
-        .collect();
-    let prior_types = strings(prior, "instance_types").unwrap_or_default();
-    if prior_types != want.spec.instance_types {
-        out.push(AttributePath::attr("instance_types"));
-    }
-    let driver = |v: &Value| {
-        inputs::opt_text(v, "driver")
-            .map_or(Some(DriverPolicy::default()), |s| DriverPolicy::parse(&s))
-    };
-    if driver(prior) != driver(proposed) {
-        out.push(AttributePath::attr("driver"));
-    }
-    let (pa, na) = (inputs::aws_settings(prior), inputs::aws_settings(proposed));
-    if pa.node_role_arn != na.node_role_arn {
-        out.push(AttributePath::attr("aws").then_attr("node_role_arn"));
-    }
-    if na.subnet_ids.is_some() && pa.subnet_ids != na.subnet_ids {
-        out.push(AttributePath::attr("aws").then_attr("subnet_ids"));
-    }
-    out
+        .collect()
 }
 
 /// The one-line preview as a warning, so the approver sees the money.
@@ -306,9 +380,18 @@ fn cost_warning(
     p: &cost::CostPreview,
     prior: &Value,
     replaces: bool,
+    rolls: &[Roll],
 ) -> Diagnostic {
     let name = &want.spec.name;
     let mut detail = p.summary();
+    for r in rolls {
+        detail.push_str(&format!(
+            "\nRolls node group {} → {} ({}): the new group is created and ACTIVE, starting with the old one's node count, before the old one is deleted; both run, and are billed, during the roll.",
+            r.from,
+            r.to,
+            r.reasons.join("; ")
+        ));
+    }
     if replaces && let Some(old) = desired::prior_cost(prior) {
         detail = format!(
             "replaces pool `{name}` ({}/month now → {}/month, change {}): {detail}",

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cloud::{CapacityType, NodeGroup};
+use gpu_core::pool::CapacityType as PoolCapacity;
 use gpu_core::pool::DriverPolicy;
 use gpu_core::pool::eks::{ON_DEMAND_SUFFIX, SPOT_SUFFIX};
 use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
@@ -33,13 +34,14 @@ pub fn state_from_live(
     if live.is_empty() {
         return Value::Null;
     }
-    let name = text(prior, "name");
-    let od = live
-        .iter()
-        .find(|g| g.name == format!("{name}{ON_DEMAND_SUFFIX}"));
-    let spot = live
-        .iter()
-        .find(|g| g.name == format!("{name}{SPOT_SUFFIX}"));
+    // One group per capacity type; mid-roll (an apply failed between creating a new
+    // generation and deleting the old) the last by name, and the next apply finishes.
+    let of = |c: PoolCapacity| {
+        live.iter()
+            .filter(|g| groups::capacity_of(g) == c)
+            .max_by(|a, b| a.name.cmp(&b.name))
+    };
+    let (od, spot) = (of(PoolCapacity::OnDemand), of(PoolCapacity::Spot));
     let mut s = prior.clone();
     let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
     if importing {
@@ -197,7 +199,12 @@ fn expected_split(spot: bool, min: u32, max: u32, odm: u32) -> GroupSizes {
 fn instance_types(s: &mut Value, od: Option<&NodeGroup>, spot: Option<&NodeGroup>) {
     let Some(g) = spot.or(od) else { return };
     let prior = strings(s, "instance_types").unwrap_or_default();
-    let set_of = |v: &[String]| v.iter().cloned().collect::<BTreeSet<_>>();
+    // Order and letter case mean nothing to a pool: the same set keeps the user's list.
+    let set_of = |v: &[String]| {
+        v.iter()
+            .map(|t| t.trim().to_ascii_lowercase())
+            .collect::<BTreeSet<_>>()
+    };
     if set_of(&prior) != set_of(&g.instance_types) {
         let live = Value::List(g.instance_types.iter().map(Value::string).collect());
         set(s, "instance_types", live);
@@ -359,7 +366,7 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
             "the import id {id:?} must look like \"aws/<region>/<cluster>/<name>\", e.g. \"aws/us-east-1/train-east/train\""
         ));
     };
-    if *cloud != "aws" {
+    if gpu_core::pool::spelling::cloud(cloud) != Some(gpu_core::offer::Cloud::Aws) {
         return Err(format!(
             "the import id {id:?} names cloud {cloud:?}; only \"aws\" node pools can be imported today"
         ));
@@ -369,6 +376,7 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
             "the import id {id:?} has an empty part; it must look like \"aws/<region>/<cluster>/<name>\""
         ));
     }
+    let region = &gpu_core::pool::spelling::region(Some(gpu_core::offer::Cloud::Aws), region);
     // Refused here, before the read that follows an import calls the cloud with them.
     if !crate::config::is_aws_region(region) {
         return Err(format!(
@@ -381,7 +389,7 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
         .filter(|o| o.cloud == gpu_core::offer::Cloud::Aws)
         .map(|o| o.region.as_str())
         .collect();
-    if !aws_regions.contains(region) {
+    if !aws_regions.contains(region.as_str()) {
         let list: Vec<&str> = aws_regions.iter().copied().collect();
         return Err(format!(
             "the import id {id:?} names region {region:?}, where the catalog has no AWS GPU offer, so no gpu_node_pool can be priced there; AWS regions with GPU offers: {}",
@@ -402,8 +410,8 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
         .map(|k| (k.clone(), Value::Null))
         .collect();
     m.insert("id".into(), Value::string(id));
-    m.insert("cloud".into(), Value::string(*cloud));
-    m.insert("region".into(), Value::string(*region));
+    m.insert("cloud".into(), Value::string("aws"));
+    m.insert("region".into(), Value::string(region));
     m.insert("cluster".into(), Value::string(*cluster));
     m.insert("name".into(), Value::string(*name));
     m.insert("taint".into(), Value::List(Vec::new()));

@@ -19,27 +19,24 @@ pub const COST_ATTRIBUTES: [&str; 11] = [
     "cost_summary",
 ];
 
-/// Attributes whose change replaces the pool (the node groups cannot change them in place).
-pub const REPLACE_ATTRIBUTES: [&str; 7] = [
-    "cloud",
-    "region",
-    "cluster",
-    "name",
-    "gpu",
-    "gpu_count",
-    "instance_types",
-];
+/// Attributes whose change replaces the pool: its identity. Every other change is made
+/// in place, rolling node groups (new ones ready before old ones go) where the cloud
+/// cannot change a group in place.
+pub const REPLACE_ATTRIBUTES: [&str; 4] = ["cloud", "region", "cluster", "name"];
+
+/// The schema version: 1 made `node_groups` cloud-neutral (version 0 held EKS values).
+pub const SCHEMA_VERSION: i64 = 1;
 
 /// The cty type of one `node_groups` element.
 pub fn node_group_type() -> Type {
     Type::object([
         ("name", Type::String),
-        ("capacity_type", Type::String),
+        ("capacity", Type::String),
         ("instance_types", Type::list(Type::String)),
-        ("ami_type", Type::String),
+        ("image", Type::String),
         ("min_nodes", Type::Number),
         ("max_nodes", Type::Number),
-        ("arn", Type::String),
+        ("id", Type::String),
     ])
 }
 
@@ -58,7 +55,15 @@ A pool is one or two EKS managed node groups in the existing cluster `cluster`:
 | `<name>-od` | `ON_DEMAND` | exactly `capacity.on_demand_min` nodes (min = max = desired); omitted when 0 |
 | `<name>-spot` | `SPOT` | min `min_nodes - on_demand_min` (at least 0), max `max_nodes - on_demand_min`, over all `instance_types`; omitted when its max is 0 |
 
-Without a `capacity` block the pool is one `<name>-od` group with `min_nodes`..`max_nodes` on-demand nodes. The AMI type comes from `driver` (`AL2023_x86_64_NVIDIA` by default). Node group tags are the provider's `default_labels`, then `tags`, then `gpu.tf/pool = <name>`. Scaling, labels, taints and tags change in place; instance types, the GPU, the AMI type, the node role, subnets, region, cluster and name cannot, and changing them replaces the pool (the node groups are deleted, then created again: the names do not allow both to exist). `desired_nodes` is left to the cluster autoscaler unless you set it.
+A group rolled to a new generation (below) is named `<name>-od-<gen>` or `<name>-spot-<gen>`, where `<gen>` is 4 lower-case letters or digits derived from what the group cannot change in place.
+
+Without a `capacity` block the pool is one `<name>-od` group with `min_nodes`..`max_nodes` on-demand nodes. The AMI type comes from `driver` (`AL2023_x86_64_NVIDIA` by default). Node group tags are the provider's `default_labels`, then `tags`, then `gpu.tf/pool = <name>`. `desired_nodes` is left to the cluster autoscaler unless you set it.
+
+### Changes without losing GPUs
+
+Scaling, labels, taints and tags change in place. What an EKS node group cannot change in place (its instance types, and so `gpu`, `gpu_count` and `instance_types`; the AMI type, `driver`; `aws.node_role_arn`; `aws.subnet_ids`) is still an update of the pool, never a replacement: the plan names each group that rolls and why, and the apply creates the new generation of the group, waits until it is `ACTIVE` (starting with as many nodes as the group it replaces), and only then deletes the old one. Both generations run, and are billed, during the roll. If the apply fails midway, the state lists exactly the groups that exist and the next apply finishes the roll. Only a change of `cloud`, `region`, `cluster` or `name` replaces the pool; with `lifecycle { create_before_destroy = true }` the new pool is then created before the old one is destroyed.
+
+A spelling that means the same thing is not a change: `cloud`, `gpu` and `region` in other letter case or another alias (`AWS`, `h100`, `NVIDIA H100`, `US-EAST-1`), and pinned `instance_types` in another order or case, plan no change and keep the spelling in the state.
 
 ### Cost preview
 
@@ -73,7 +78,7 @@ Throttling, server errors (5xx), reset connections and timeouts are retried: up 
 
 Ctrl-C (Terraform's `StopProvider`) ends the waits at once: the apply fails with "cancelled", the state records the groups that exist (still being created, perhaps), and the next `terraform apply` finishes the job. If the provider is killed outright, the groups it created carry `gpu.tf/pool = <name>`, so the next apply adopts them instead of creating them twice.
 
-A node group is the pool's when the state records it or it carries the tag `gpu.tf/pool = <name>`. If the cluster already has a `<name>-od` or `<name>-spot` group that is neither (someone else's), apply stops before any change with an error on `name`; such a group is never read into the state or deleted. Import the pool to adopt existing groups."#;
+A node group is the pool's when the state records it or it carries the tag `gpu.tf/pool = <name>`. If the cluster already has a `<name>-od` or `<name>-spot` group that is neither (someone else's), apply stops before any change with an error on `name`; such a group is never read into the state or deleted. Import the pool to adopt existing groups: the import id is `aws/<region>/<cluster>/<name>`, and import adopts every group of the cluster named `<name>-od` or `<name>-spot`, with or without a generation suffix."#;
 
 /// The schema of `gpu_node_pool`.
 pub fn schema() -> Schema {
@@ -82,18 +87,18 @@ pub fn schema() -> Schema {
     .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the cluster: `aws`. (`azure` and `gcp` are planned and rejected with an error for now.) Changing it replaces the pool."))
     .attribute(Attribute::required("region", Type::String).describe("Region of the cluster, e.g. `us-east-1`. Changing it replaces the pool."))
     .attribute(Attribute::required("cluster", Type::String).describe("Name of the existing Kubernetes cluster the nodes join (the EKS cluster name). Changing it replaces the pool."))
-    .attribute(Attribute::required("name", Type::String).describe("Name of the pool: the node groups are `<name>-od` and `<name>-spot`, and nodes carry `gpu.tf/pool = <name>`. 1–58 letters, digits, `-` or `_`. Changing it replaces the pool."))
-    .attribute(Attribute::required("gpu", Type::String).describe("GPU model of every node, e.g. `H100`, `A100-80GB`, `L4` (see the `gpu_models` data source). Changing it replaces the pool."))
-    .attribute(Attribute::required("gpu_count", Type::Number).describe("GPUs per node; must be a size the cloud offers in the region (e.g. 8 for `p5.48xlarge`). Changing it replaces the pool."))
-    .attribute(Attribute::optional_computed("instance_types", Type::list(Type::String)).describe("Instance types of the nodes. When unset, up to 3 are chosen from the catalog at create (cheapest first, by spot price when spot is used) and kept; set it to pin them. Changing it replaces the pool."))
+    .attribute(Attribute::required("name", Type::String).describe("Name of the pool: the node groups are `<name>-od` and `<name>-spot` (with a generation suffix after a roll), and nodes carry `gpu.tf/pool = <name>`. 1–53 letters, digits, `-` or `_`. Changing it replaces the pool."))
+    .attribute(Attribute::required("gpu", Type::String).describe("GPU model of every node, e.g. `H100`, `A100-80GB`, `L4` (see the `gpu_models` data source); any letter case or alias. Changing it rolls the node groups."))
+    .attribute(Attribute::required("gpu_count", Type::Number).describe("GPUs per node; must be a size the cloud offers in the region (e.g. 8 for `p5.48xlarge`). Changing it rolls the node groups."))
+    .attribute(Attribute::optional_computed("instance_types", Type::list(Type::String)).describe("Instance types of the nodes, a set (order and letter case mean nothing). When unset, up to 3 are chosen from the catalog at create (cheapest first, by spot price when spot is used) and kept; set it to pin them. Changing the set rolls the node groups."))
     .attribute(Attribute::required("min_nodes", Type::Number).describe("Fewest nodes (on-demand floor included). `0` lets the pool scale to zero when `capacity.on_demand_min` is 0."))
     .attribute(Attribute::required("max_nodes", Type::Number).describe("Most nodes (at least 1). The cost preview's `_max` figures are at this size."))
     .attribute(Attribute::optional("desired_nodes", Type::Number).describe("Nodes wanted now. Leave unset when a cluster autoscaler owns the count: the provider then never changes it (except to clamp it into a new `[min_nodes, max_nodes]`)."))
     .attribute(Attribute::optional("reclaim", Type::String).describe("What happens to a reclaimed spot VM: `delete` (the default). `stop` (keep the stopped VM and its disks) is not available on EKS managed node groups, which terminate reclaimed spot instances, and is rejected there."))
-    .attribute(Attribute::optional("driver", Type::String).describe("Node image, which fixes the NVIDIA driver and CUDA version: `al2023_nvidia` (default, EKS `AL2023_x86_64_NVIDIA`) or `bottlerocket_nvidia` (EKS `BOTTLEROCKET_x86_64_NVIDIA`). Changing it replaces the pool."))
+    .attribute(Attribute::optional("driver", Type::String).describe("Node image, which fixes the NVIDIA driver and CUDA version: `al2023_nvidia` (default, EKS `AL2023_x86_64_NVIDIA`) or `bottlerocket_nvidia` (EKS `BOTTLEROCKET_x86_64_NVIDIA`). Changing it rolls the node groups."))
     .attribute(Attribute::optional("labels", Type::map(Type::String)).describe("Kubernetes labels added to every node (the `gpu.tf/` prefix is reserved). Updated in place."))
     .attribute(Attribute::optional("tags", Type::map(Type::String)).describe("Cloud tags on the node groups, merged over the provider's `default_labels`; the pool adds `gpu.tf/pool`. Use them for spend breakdown (`team`, `project`)."))
-    .attribute(Attribute::computed("node_groups", Type::list(node_group_type())).describe("The cloud node groups of the pool as last read: `name`, `capacity_type` (`ON_DEMAND` or `SPOT`), `instance_types`, `ami_type`, `min_nodes`, `max_nodes`, `arn`."))
+    .attribute(Attribute::computed("node_groups", Type::list(node_group_type())).describe("The cloud node groups of the pool as last read, in the same shape on every cloud: `name`, `capacity` (`on-demand` or `spot`), `instance_types`, `image` (the node image type, e.g. EKS `AL2023_x86_64_NVIDIA`), `min_nodes`, `max_nodes`, `id` (the cloud's id of the group: an ARN on EKS)."))
     .attribute(Attribute::computed("hourly_usd", Type::Number).describe("USD per hour at `min_nodes`: the on-demand floor at on-demand price plus the rest at spot price."))
     .attribute(Attribute::computed("hourly_usd_max", Type::Number).describe("USD per hour at `max_nodes`."))
     .attribute(Attribute::computed("monthly_usd", Type::Number).describe("`hourly_usd` × 730 hours."))
@@ -121,8 +126,8 @@ pub fn schema() -> Schema {
     .block(NestedBlock::single(
         "aws",
         Block::new("Settings used when `cloud = \"aws\"` (ignored on other clouds, so one module can carry every cloud's settings).")
-            .attribute(Attribute::optional("node_role_arn", Type::String).describe("IAM role the nodes run as (`arn:aws:iam::<account>:role/<name>`); required on aws. Changing it replaces the pool."))
-            .attribute(Attribute::optional_computed("subnet_ids", Type::list(Type::String)).describe("Subnets for the nodes; defaults to the cluster's subnets. Changing it replaces the pool.")),
+            .attribute(Attribute::optional("node_role_arn", Type::String).describe("IAM role the nodes run as (`arn:aws:iam::<account>:role/<name>`); required on aws. Changing it rolls the node groups."))
+            .attribute(Attribute::optional_computed("subnet_ids", Type::list(Type::String)).describe("Subnets for the nodes; defaults to the cluster's subnets. Changing it rolls the node groups.")),
     ))
     .block(NestedBlock::single(
         "timeouts",
@@ -131,5 +136,5 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("update", Type::String).describe("Until every updated node group is ACTIVE again (default `45m`)."))
             .attribute(Attribute::optional("delete", Type::String).describe("Until every deleted node group is gone (default `30m`).")),
     ));
-    Schema::new(block)
+    Schema::new(block).version(SCHEMA_VERSION)
 }

@@ -226,7 +226,7 @@ fn plan_prices_the_pool_from_the_catalog_rows_it_names() {
         .and_then(Value::as_elements)
         .unwrap();
     assert_eq!(groups.len(), 2);
-    assert!(!groups[0].get_attr("arn").unwrap().is_known());
+    assert!(!groups[0].get_attr("id").unwrap().is_known());
 }
 
 #[test]
@@ -465,8 +465,8 @@ async fn apply_read_and_plan_again_is_empty() {
     );
     assert_eq!(spot.tags.get("team").map(String::as_str), Some("ml"));
     assert_eq!(spot.tags.get("project").map(String::as_str), Some("llm"));
-    let arns = groups::arns(state.get_attr("node_groups"));
-    assert_eq!(arns.get("train-od"), Some(&od.arn));
+    let ids = groups::ids(state.get_attr("node_groups"));
+    assert_eq!(ids.get("train-od"), Some(&od.arn));
 
     let read = read_with(&api, &state, &settings(), catalog()).await;
     assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
@@ -532,21 +532,79 @@ async fn drift_shows_and_label_changes_update_in_place() {
 }
 
 #[tokio::test]
-async fn driver_or_instance_type_change_replaces() {
+async fn driver_or_gpu_count_change_rolls_the_groups_and_never_replaces() {
     let api = fake();
     let state = plan_apply(&api, &config(), &Value::Null).await;
-    let p = plan_of(
-        &with(config(), "driver", Value::string("bottlerocket_nvidia")),
-        &state,
-    );
-    let paths: Vec<String> = p.requires_replace.iter().map(ToString::to_string).collect();
-    assert_eq!(paths, vec!["driver"]);
-    let p = plan_of(&with(config(), "gpu_count", Value::number(1)), &state);
-    let paths: Vec<String> = p.requires_replace.iter().map(ToString::to_string).collect();
+    let state = read_with(&api, &state, &settings(), catalog())
+        .await
+        .new_state;
+    let cfg = with(config(), "driver", Value::string("bottlerocket_nvidia"));
+    let p = plan_of(&cfg, &state);
+    assert!(p.requires_replace.is_empty(), "{:?}", p.requires_replace);
+    let planned = groups::names(p.planned_state.get_attr("node_groups"));
+    assert_eq!(planned.len(), 2);
     assert!(
-        paths.contains(&"gpu_count".to_string()) && paths.contains(&"instance_types".to_string()),
-        "{paths:?}"
+        planned
+            .iter()
+            .all(|n| n.starts_with("train-od-") || n.starts_with("train-spot-")),
+        "both groups roll to a new generation: {planned:?}"
     );
+    let warning = &p.diagnostics.0[0].detail;
+    assert!(
+        warning.contains("Rolls node group train-spot → train-spot-")
+            && warning.contains("image AL2023_x86_64_NVIDIA → BOTTLEROCKET_x86_64_NVIDIA"),
+        "{warning}"
+    );
+    let before = api.calls().len();
+    let r = apply_with(&api, &state, &p.planned_state, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    assert_eq!(groups::names(r.new_state.get_attr("node_groups")), planned);
+    // Every create (and its wait) comes before the first delete: never zero nodes.
+    let calls: Vec<(Op, String)> = api.calls()[before..]
+        .iter()
+        .map(|(op, _, n)| (*op, n.clone()))
+        .collect();
+    let last_create = calls.iter().rposition(|(op, _)| *op == Op::Create).unwrap();
+    let first_delete = calls.iter().position(|(op, _)| *op == Op::Delete).unwrap();
+    assert!(last_create < first_delete, "{calls:?}");
+    let deleted: Vec<&str> = calls
+        .iter()
+        .filter(|(op, _)| *op == Op::Delete)
+        .map(|(_, n)| n.as_str())
+        .collect();
+    assert_eq!(deleted, ["train-od", "train-spot"]);
+    // The plan after the roll is empty.
+    let read = read_with(&api, &r.new_state, &settings(), catalog())
+        .await
+        .new_state;
+    assert_no_change(&cfg, &read, "after the roll");
+
+    // gpu_count 8 → 1 changes the instance types: a roll too, not a replacement.
+    let p = plan_of(&with(config(), "gpu_count", Value::number(1)), &state);
+    assert!(p.requires_replace.is_empty(), "{:?}", p.requires_replace);
+}
+
+#[tokio::test]
+async fn only_a_change_of_identity_replaces() {
+    let api = fake();
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    for (attr, value) in [
+        ("cluster", "train-west"),
+        ("name", "train2"),
+        ("region", "us-west-2"),
+    ] {
+        let p = plan_of(&with(config(), attr, Value::string(value)), &state);
+        let paths: Vec<String> = p.requires_replace.iter().map(ToString::to_string).collect();
+        assert_eq!(paths, vec![attr.to_string()], "{attr}");
+        // A replacement is a new pool: its groups start at generation 0.
+        let names = groups::names(p.planned_state.get_attr("node_groups"));
+        assert!(
+            names
+                .iter()
+                .all(|n| n.ends_with("-od") || n.ends_with("-spot")),
+            "{names:?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -621,7 +679,7 @@ fn import_ids_no_pool_could_have_are_refused_before_any_read() {
     assert!(
         import_state(&long, &keys, catalog())
             .unwrap_err()
-            .contains("1–58")
+            .contains("1–53")
     );
     assert!(import_state("aws/us-gov-west-1/train_east/train-2", &keys, catalog()).is_ok());
     // Shaped like a region but a typo: refused with the catalog's AWS regions, instead of
@@ -743,4 +801,126 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     let left: Vec<String> = api.groups().into_iter().map(|g| g.name).collect();
     assert_eq!(left, vec!["train-spot"], "the stranger's group stays");
+}
+
+/// Plans `cfg` over `state` and asserts Terraform would show nothing: the planned state is
+/// the prior, nothing to replace, no cost warning.
+fn assert_no_change(cfg: &Value, state: &Value, what: &str) {
+    let p = plan_of(cfg, state);
+    assert!(!p.diagnostics.has_errors(), "{what}: {:?}", p.diagnostics);
+    assert!(
+        p.requires_replace.is_empty(),
+        "{what}: {:?}",
+        p.requires_replace
+    );
+    assert_eq!(&p.planned_state, state, "{what}: the plan must be empty");
+    assert!(
+        p.diagnostics.is_empty(),
+        "{what}: no cost warning without a change"
+    );
+}
+
+#[tokio::test]
+async fn re_spelling_cloud_gpu_or_region_plans_no_change() {
+    let api = fake();
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    let state = read_with(&api, &state, &settings(), catalog())
+        .await
+        .new_state;
+    for (attr, spelled) in [
+        ("gpu", "h100"),
+        ("gpu", "NVIDIA H100"),
+        ("cloud", "AWS"),
+        ("region", "US-EAST-1"),
+    ] {
+        assert_no_change(
+            &with(config(), attr, Value::string(spelled)),
+            &state,
+            &format!("{attr} = {spelled:?}"),
+        );
+    }
+    // All at once, too.
+    let mut all = config();
+    for (attr, spelled) in [("gpu", "h100"), ("cloud", "Aws"), ("region", "Us-East-1")] {
+        all = with(all, attr, Value::string(spelled));
+    }
+    assert_no_change(&all, &state, "every re-spelling together");
+    // A real change of the same attribute is a change: the groups roll.
+    let p = plan_of(&with(config(), "gpu", Value::string("H200")), &state);
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    assert_ne!(&p.planned_state, &state);
+    let names = groups::names(p.planned_state.get_attr("node_groups"));
+    assert!(
+        names
+            .iter()
+            .all(|n| n.contains("-od-") || n.contains("-spot-")),
+        "{names:?}"
+    );
+}
+
+#[tokio::test]
+async fn reordering_or_re_casing_pinned_instance_types_plans_no_change() {
+    let api = fake();
+    let l4 = |types: &[&str]| {
+        let c = with(config(), "gpu", Value::string("L4"));
+        let c = with(c, "gpu_count", Value::number(1));
+        with(c, "instance_types", list(types))
+    };
+    let state = plan_apply(&api, &l4(&["g6.xlarge", "g6.2xlarge"]), &Value::Null).await;
+    let state = read_with(&api, &state, &settings(), catalog())
+        .await
+        .new_state;
+    assert_no_change(&l4(&["g6.xlarge", "g6.2xlarge"]), &state, "same list");
+    assert_no_change(&l4(&["g6.2xlarge", "g6.xlarge"]), &state, "reversed");
+    assert_no_change(
+        &l4(&["G6.2XLARGE", "g6.xlarge"]),
+        &state,
+        "reversed, upper case",
+    );
+    let p = plan_of(&l4(&["g6.xlarge", "g6.4xlarge"]), &state);
+    assert!(p.requires_replace.is_empty(), "{:?}", p.requires_replace);
+    assert_ne!(&p.planned_state, &state, "another set is a real change");
+    let names = groups::names(p.planned_state.get_attr("node_groups"));
+    assert!(
+        names
+            .iter()
+            .all(|n| n.contains("-od-") || n.contains("-spot-")),
+        "another set rolls the groups: {names:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_pool_created_with_upper_case_spellings_applies_and_reads_live() {
+    let api = fake();
+    let cfg = with(
+        with(config(), "cloud", Value::string("AWS")),
+        "region",
+        Value::string("US-EAST-1"),
+    );
+    let p = plan_of(&cfg, &Value::Null);
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    assert_eq!(
+        p.planned_state.get_attr("cloud"),
+        Some(&Value::string("AWS")),
+        "the plan keeps what the user wrote (Terraform requires it)"
+    );
+    let state = plan_apply(&api, &cfg, &Value::Null).await;
+    assert!(
+        api.describe_node_group("train-east", "train-spot")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Someone deletes the spot group: the read must see it.
+    api.delete_node_group("train-east", "train-spot")
+        .await
+        .unwrap();
+    let read = read_with(&api, &state, &settings(), catalog())
+        .await
+        .new_state;
+    assert_ne!(read, state, "drift shows");
+    assert!(
+        super::apply::reads_live(&state),
+        "cloud = \"AWS\" is read from EKS"
+    );
 }

@@ -1,5 +1,5 @@
-# Bad input: an AWS region without dashes.
-# Expected: validate fails naming `aws.region`.
+# Bad input: a negative retry count in the provider block.
+# Expected: validate fails naming `aws.max_retries`.
 
 terraform {
   required_providers {
@@ -14,13 +14,11 @@ variable "endpoint" {
 
 provider "gpu" {
   aws {
-    region = "useast1" # <- error
+    max_retries = -1 # <- error
     endpoints = {
       ec2     = var.endpoint
       eks     = var.endpoint
-      iam     = var.endpoint
       pricing = var.endpoint
-      sts     = var.endpoint
     }
   }
 }
