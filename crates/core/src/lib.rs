@@ -2,6 +2,7 @@
 //! nothing of Terraform.
 //!
 //! - [`gpu`]: the GPU model registry and name lookup.
+//! - [`model`]: the neutral vocabulary of capacity, node counts and taints.
 //! - [`offer`]: one priced instance type in one place ([`offer::Offer`]) and its key.
 //! - [`catalog`]: a set of offers with its origin; the embedded snapshot.
 //! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
@@ -12,6 +13,7 @@ pub mod catalog;
 pub mod cloud;
 pub mod cost;
 pub mod gpu;
+pub mod model;
 pub mod offer;
 pub mod pool;
 pub mod query;

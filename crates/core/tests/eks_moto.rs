@@ -175,7 +175,7 @@ fn spot_request(subnets: &[String]) -> NodeGroupRequest {
         scaling: Scaling {
             min: 0,
             max: 4,
-            desired: 1,
+            desired: Some(1),
         },
         labels: BTreeMap::from([
             ("gpu.example/model".into(), "A10G".into()),
@@ -183,7 +183,7 @@ fn spot_request(subnets: &[String]) -> NodeGroupRequest {
         ]),
         taints: vec![Taint {
             key: "nvidia.com/gpu".into(),
-            value: Some("present".into()),
+            value: "present".into(),
             effect: TaintEffect::NoSchedule,
         }],
         tags: BTreeMap::from([("team".into(), "ml".into())]),
@@ -201,12 +201,12 @@ fn on_demand_request(subnets: &[String]) -> NodeGroupRequest {
         scaling: Scaling {
             min: 1,
             max: 2,
-            desired: 1,
+            desired: Some(1),
         },
         labels: BTreeMap::from([("gpu.example/model".into(), "H100".into())]),
         taints: vec![Taint {
             key: "dedicated".into(),
-            value: None,
+            value: String::new(),
             effect: TaintEffect::NoExecute,
         }],
         tags: BTreeMap::from([("cost-center".into(), "42".into())]),
@@ -265,7 +265,7 @@ async fn spot_and_on_demand_lifecycle() {
         scaling: Some(Scaling {
             min: 1,
             max: 8,
-            desired: 3,
+            desired: Some(3),
         }),
         labels_add: BTreeMap::from([
             ("gpu.example/tier".into(), "batch".into()),
@@ -274,7 +274,7 @@ async fn spot_and_on_demand_lifecycle() {
         labels_remove: vec!["gpu.example/spot".into()],
         taints_add: vec![Taint {
             key: "batch-only".into(),
-            value: Some("yes".into()),
+            value: "yes".into(),
             effect: TaintEffect::PreferNoSchedule,
         }],
         taints_remove: vec![spot.taints[0].clone()],
@@ -409,7 +409,7 @@ async fn bad_requests_map_to_typed_errors() {
     // Rejected before any call (moto itself accepts desired > max).
     let mut bad = spot_request(&subnets);
     bad.name = "bad-scaling".into();
-    bad.scaling.desired = 9;
+    bad.scaling.desired = Some(9);
     let e = eks.create_node_group(&bad).await.unwrap_err();
     assert!(matches!(e, CloudError::Invalid(_)), "{e}");
     assert_eq!(

@@ -318,7 +318,7 @@ mod tests {
         let e = CloudError::from_failed_state("g", &st, &[]);
         assert_eq!(
             e,
-            CloudError::Other("g is CREATE_FAILED: no health issues reported".into())
+            CloudError::Other("g is create failed: no health issues reported".into())
         );
     }
 }

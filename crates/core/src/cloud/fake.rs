@@ -9,10 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::poll::{Backoff, VirtualClock};
 use super::{
     CloudError, HealthIssue, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate,
     NodeGroups, WaitTarget,
 };
+use crate::cancel::Cancel;
 
 /// The trait operation a call or injected fault is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,6 +62,8 @@ struct State {
 pub struct FakeNodeGroups {
     state: Mutex<State>,
     settle_after: u32,
+    /// The time its waits see: it moves only when they sleep.
+    clock: VirtualClock,
 }
 
 impl FakeNodeGroups {
@@ -254,7 +258,7 @@ impl NodeGroups for FakeNodeGroups {
     ) -> Result<(), CloudError> {
         let mut st = self.enter(Op::Update, cluster, name)?;
         if let Some(s) = &update.scaling {
-            s.validate()?;
+            s.check().map_err(CloudError::Invalid)?;
         }
         let e = st
             .groups
@@ -353,23 +357,20 @@ impl NodeGroups for FakeNodeGroups {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        // No clock: a group that has not settled after `settle_after + 1` polls never will;
-        // with no time at all, it is looked at once (as the real adapters do).
-        let polls = if timeout.is_zero() {
-            1
-        } else {
-            self.settle_after + 1
-        };
-        for _ in 0..polls {
-            let got = self.describe_node_group(cluster, name).await?;
-            if let Some(done) = super::poll::wait_step(cluster, name, target, got)? {
-                return Ok(done);
-            }
-        }
-        Err(CloudError::Timeout {
-            what: super::poll::wait_what(cluster, name, target),
-            waited: timeout,
-        })
+        // The adapters' own wait loop, on a virtual clock (a group settles after
+        // `settle_after` polls, whatever the time; sleeping takes no time).
+        super::poll::until(
+            &self.clock,
+            Backoff::default(),
+            timeout,
+            &Cancel::new(),
+            &super::poll::wait_what(cluster, name, target),
+            || async {
+                let got = self.describe_node_group(cluster, name).await?;
+                super::poll::wait_step(cluster, name, target, got)
+            },
+        )
+        .await
     }
 }
 

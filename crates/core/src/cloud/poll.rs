@@ -1,8 +1,15 @@
-//! Polling schedule for waits: exponential backoff with a cap, bounded by a deadline.
+//! Waits, written once for every adapter and every kind of cloud object (node groups
+//! today; VMs and reservations next): [`until`] polls on a [`Backoff`] schedule against a
+//! [`Clock`] until a step says done, fails, the deadline passes or the stop signal comes.
+//! Adapters supply the poll (describe + [`wait_step`] for node groups); the fake runs the
+//! same loop on a virtual clock.
 
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::{CloudError, NodeGroup, NodeGroupStatus, WaitTarget};
+use crate::cancel::Cancel;
 
 /// Delays between status polls: `initial`, doubling up to `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,10 +43,101 @@ impl Backoff {
     }
 }
 
+/// Time as a wait sees it: [`TokioClock`] in the real adapters, [`VirtualClock`] in the
+/// fake (sleeps advance it at once, so tests of long waits take no time).
+pub trait Clock: Send + Sync {
+    /// Time since the clock's own origin.
+    fn now(&self) -> Duration;
+    /// Sleeps for `d` (a virtual clock only advances).
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
+}
+
+/// The real clock: tokio's timer, measured from the clock's creation.
+#[cfg(feature = "live")]
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock(std::time::Instant);
+
+#[cfg(feature = "live")]
+impl Default for TokioClock {
+    fn default() -> Self {
+        TokioClock(std::time::Instant::now())
+    }
+}
+
+#[cfg(feature = "live")]
+impl Clock for TokioClock {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(d)
+    }
+}
+
+/// A clock that only moves when slept on.
+#[derive(Debug, Default)]
+pub struct VirtualClock(AtomicU64);
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::SeqCst))
+    }
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.0.fetch_add(nanos, Ordering::SeqCst);
+        std::future::ready(())
+    }
+}
+
+/// Polls `poll` until it returns `Ok(Some(done))`, on `backoff`'s schedule, for at most
+/// `timeout` of `clock`'s time (nothing left: one look). A retryable error of a poll
+/// (throttling, a blip) is kept and polling goes on; any other error ends the wait. The
+/// pauses end at once when `cancel` is set ([`CloudError::Cancelled`]); at the deadline the
+/// last retryable error, or [`CloudError::Timeout`] naming `what`, is returned.
+pub async fn until<T, C, F, Fut>(
+    clock: &C,
+    backoff: Backoff,
+    timeout: Duration,
+    cancel: &Cancel,
+    what: &str,
+    mut poll: F,
+) -> Result<T, CloudError>
+where
+    C: Clock,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Option<T>, CloudError>>,
+{
+    let start = clock.now();
+    let deadline = start + timeout;
+    let mut last_retryable = None;
+    for attempt in 0u32.. {
+        match poll().await {
+            Ok(Some(done)) => return Ok(done),
+            Ok(None) => last_retryable = None,
+            Err(e) if e.is_retryable() => last_retryable = Some(e),
+            Err(e) => return Err(e),
+        }
+        let now = clock.now();
+        if now >= deadline {
+            break;
+        }
+        let pause = clock.sleep(backoff.next_sleep(attempt, deadline - now));
+        if cancel.run(pause).await.is_err() {
+            return Err(CloudError::Cancelled(format!(
+                "Terraform asked the provider to stop while waiting for {what}"
+            )));
+        }
+    }
+    Err(last_retryable.unwrap_or_else(|| CloudError::Timeout {
+        what: what.to_string(),
+        waited: clock.now().saturating_sub(start),
+    }))
+}
+
 /// What a wait is for, as named in its timeout error.
 pub(crate) fn wait_what(cluster: &str, name: &str, target: WaitTarget) -> String {
     let t = match target {
-        WaitTarget::Active => "ACTIVE",
+        WaitTarget::Active => "ready",
         WaitTarget::Deleted => "deleted",
     };
     format!("node group {cluster}/{name} {t}")
@@ -64,7 +162,7 @@ pub(crate) fn wait_step(
                 Err(CloudError::from_failed_state(&what, &g.status, &g.health))
             }
             NodeGroupStatus::Deleting => Err(CloudError::Conflict(format!(
-                "{what} is DELETING and will not become ACTIVE"
+                "{what} is being deleted and will not become ready"
             ))),
             _ => Ok(None),
         },
@@ -80,6 +178,123 @@ pub(crate) fn wait_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    /// Runs a future that never suspends for real (the virtual clock) to completion.
+    fn block<F: Future>(f: F) -> F::Output {
+        let mut f = pin!(f);
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+
+    fn backoff() -> Backoff {
+        Backoff {
+            initial: Duration::from_secs(5),
+            max: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn polls_until_done_on_the_schedule() {
+        let clock = VirtualClock::default();
+        let n = Cell::new(0);
+        let got = block(until(
+            &clock,
+            backoff(),
+            Duration::from_secs(600),
+            &Cancel::new(),
+            "x",
+            || {
+                n.set(n.get() + 1);
+                let v = n.get();
+                async move { Ok((v == 4).then_some(v)) }
+            },
+        ));
+        assert_eq!(got.unwrap(), 4);
+        // Slept 5 + 10 + 20 s between the four looks.
+        assert_eq!(clock.now(), Duration::from_secs(35));
+    }
+
+    #[test]
+    fn the_deadline_ends_it_with_a_timeout_or_the_last_retryable_error() {
+        let clock = VirtualClock::default();
+        let r: Result<(), _> = block(until(
+            &clock,
+            backoff(),
+            Duration::from_secs(60),
+            &Cancel::new(),
+            "g ready",
+            || async { Ok(None) },
+        ));
+        match r {
+            Err(CloudError::Timeout { what, waited }) => {
+                assert_eq!(what, "g ready");
+                assert_eq!(
+                    waited,
+                    Duration::from_secs(60),
+                    "never sleeps past the deadline"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let r: Result<(), _> = block(until(
+            &VirtualClock::default(),
+            backoff(),
+            Duration::from_secs(60),
+            &Cancel::new(),
+            "g",
+            || async { Err(CloudError::Throttled("slow down".into())) },
+        ));
+        assert!(matches!(r, Err(CloudError::Throttled(_))), "{r:?}");
+        // A non-retryable error ends the wait at once.
+        let looks = Cell::new(0);
+        let r: Result<(), _> = block(until(
+            &VirtualClock::default(),
+            backoff(),
+            Duration::from_secs(60),
+            &Cancel::new(),
+            "g",
+            || {
+                looks.set(looks.get() + 1);
+                async { Err(CloudError::Invalid("no".into())) }
+            },
+        ));
+        assert!(matches!(r, Err(CloudError::Invalid(_))) && looks.get() == 1);
+    }
+
+    #[test]
+    fn no_time_left_looks_once_and_a_stop_ends_the_pause() {
+        let looks = Cell::new(0);
+        let r: Result<(), _> = block(until(
+            &VirtualClock::default(),
+            backoff(),
+            Duration::ZERO,
+            &Cancel::new(),
+            "g",
+            || {
+                looks.set(looks.get() + 1);
+                async { Ok(None) }
+            },
+        ));
+        assert!(matches!(r, Err(CloudError::Timeout { .. })) && looks.get() == 1);
+        let stop = Cancel::new();
+        stop.cancel();
+        let r: Result<(), _> = block(until(
+            &VirtualClock::default(),
+            backoff(),
+            Duration::from_secs(60),
+            &stop,
+            "g",
+            || async { Ok(None) },
+        ));
+        assert!(matches!(r, Err(CloudError::Cancelled(_))), "{r:?}");
+    }
 
     #[test]
     fn doubles_then_caps() {

@@ -5,90 +5,7 @@ use std::fmt;
 
 use super::CloudError;
 
-/// How the nodes of a group are bought.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CapacityType {
-    /// Regular on-demand instances.
-    OnDemand,
-    /// Spot instances, reclaimable by the cloud.
-    Spot,
-    /// EC2 Capacity Blocks; read back only (creating one needs a launch template).
-    CapacityBlock,
-}
-
-impl CapacityType {
-    /// The EKS wire name (`ON_DEMAND`, `SPOT`, `CAPACITY_BLOCK`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CapacityType::OnDemand => "ON_DEMAND",
-            CapacityType::Spot => "SPOT",
-            CapacityType::CapacityBlock => "CAPACITY_BLOCK",
-        }
-    }
-
-    /// Parses the EKS wire name; `None` for anything else.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ON_DEMAND" => Some(CapacityType::OnDemand),
-            "SPOT" => Some(CapacityType::Spot),
-            "CAPACITY_BLOCK" => Some(CapacityType::CapacityBlock),
-            _ => None,
-        }
-    }
-}
-
-/// The Kubernetes effect of a taint: the one type the pool model and the cloud adapters
-/// share (`eks_str()` gives the EKS wire name, `parse` takes either spelling).
-pub use crate::pool::spec::TaintEffect;
-
-/// A Kubernetes taint put on every node of a group; identified by `key` and `effect`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Taint {
-    /// Taint key, e.g. `nvidia.com/gpu`.
-    pub key: String,
-    /// Optional taint value.
-    pub value: Option<String>,
-    /// What the taint does to pods that do not tolerate it.
-    pub effect: TaintEffect,
-}
-
-/// Node counts of a group: `min <= desired <= max`, `max >= 1`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Scaling {
-    /// Fewest nodes.
-    pub min: u32,
-    /// Most nodes.
-    pub max: u32,
-    /// Nodes wanted now.
-    pub desired: u32,
-}
-
-impl Scaling {
-    /// Checks the bounds EKS enforces, so a bad request fails before any call.
-    pub fn validate(&self) -> Result<(), CloudError> {
-        if self.max < 1 {
-            return Err(CloudError::Invalid(
-                "scaling: max must be at least 1".into(),
-            ));
-        }
-        if self.min > self.max {
-            return Err(CloudError::Invalid(format!(
-                "scaling: min {} is above max {}",
-                self.min, self.max
-            )));
-        }
-        if self.desired < self.min || self.desired > self.max {
-            return Err(CloudError::Invalid(format!(
-                "scaling: desired {} is outside [{}, {}]",
-                self.desired, self.min, self.max
-            )));
-        }
-        if i32::try_from(self.max).is_err() {
-            return Err(CloudError::Invalid("scaling: max is too large".into()));
-        }
-        Ok(())
-    }
-}
+pub use crate::model::{CapacityType, Scaling, Taint, TaintEffect};
 
 /// Everything needed to create one managed node group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,15 +49,15 @@ impl NodeGroupRequest {
                 "at least one instance type is needed".into(),
             ));
         }
-        if self.capacity_type == CapacityType::CapacityBlock {
+        if self.capacity_type == CapacityType::Reserved {
             return Err(CloudError::Invalid(
-                "CAPACITY_BLOCK node groups need a launch template, which is not supported".into(),
+                "node groups on reserved capacity (capacity blocks) are not supported".into(),
             ));
         }
         if self.subnets.is_empty() {
             return Err(CloudError::Invalid("at least one subnet is needed".into()));
         }
-        self.scaling.validate()
+        self.scaling.check().map_err(CloudError::Invalid)
     }
 }
 
@@ -192,30 +109,17 @@ pub enum NodeGroupStatus {
 }
 
 impl NodeGroupStatus {
-    /// Parses the EKS wire name (`CREATING`, `ACTIVE`, ...).
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "CREATING" => NodeGroupStatus::Creating,
-            "ACTIVE" => NodeGroupStatus::Active,
-            "UPDATING" => NodeGroupStatus::Updating,
-            "DELETING" => NodeGroupStatus::Deleting,
-            "CREATE_FAILED" => NodeGroupStatus::CreateFailed,
-            "DELETE_FAILED" => NodeGroupStatus::DeleteFailed,
-            "DEGRADED" => NodeGroupStatus::Degraded,
-            other => NodeGroupStatus::Other(other.to_string()),
-        }
-    }
-
-    /// The EKS wire name.
+    /// A word for messages, the same on every cloud: `creating`, `active`, `updating`,
+    /// `deleting`, `create failed`, `delete failed`, `degraded`, or the cloud's own word.
     pub fn as_str(&self) -> &str {
         match self {
-            NodeGroupStatus::Creating => "CREATING",
-            NodeGroupStatus::Active => "ACTIVE",
-            NodeGroupStatus::Updating => "UPDATING",
-            NodeGroupStatus::Deleting => "DELETING",
-            NodeGroupStatus::CreateFailed => "CREATE_FAILED",
-            NodeGroupStatus::DeleteFailed => "DELETE_FAILED",
-            NodeGroupStatus::Degraded => "DEGRADED",
+            NodeGroupStatus::Creating => "creating",
+            NodeGroupStatus::Active => "active",
+            NodeGroupStatus::Updating => "updating",
+            NodeGroupStatus::Deleting => "deleting",
+            NodeGroupStatus::CreateFailed => "create failed",
+            NodeGroupStatus::DeleteFailed => "delete failed",
+            NodeGroupStatus::Degraded => "degraded",
             NodeGroupStatus::Other(s) => s,
         }
     }

@@ -129,8 +129,8 @@ fn group_changes(d: &NodeGroupSpec, l: &NodeGroupSpec) -> Vec<FieldChange> {
     push(
         "capacity_type",
         Action::Replace,
-        l.capacity_type.eks_str().into(),
-        d.capacity_type.eks_str().into(),
+        l.capacity_type.label_value().into(),
+        d.capacity_type.label_value().into(),
         "a node group's capacity type cannot change in place",
     );
     let (from, to) = if d.capacity_type == CapacityType::Spot {

@@ -87,10 +87,11 @@ pub fn node_groups(
     out
 }
 
-/// The name of `spec`'s group of `capacity`.
+/// The generation-0 name of `spec`'s group of `capacity` (a pool's on-demand floor and
+/// reserved capacity share the `-od` group).
 pub fn group_name(spec: &NodePoolSpec, capacity: CapacityType) -> String {
     let suffix = match capacity {
-        CapacityType::OnDemand => ON_DEMAND_SUFFIX,
+        CapacityType::OnDemand | CapacityType::Reserved => ON_DEMAND_SUFFIX,
         CapacityType::Spot => SPOT_SUFFIX,
     };
     format!("{}{suffix}", spec.name)

@@ -11,12 +11,12 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::diff;
-use super::group::{CapacityType, NodeGroupSpec, Scaling};
-use super::spec::Taint;
+use super::group::NodeGroupSpec;
 use crate::cloud::{
-    self, CloudError, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate, NodeGroups,
+    CloudError, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate, NodeGroups,
     WaitTarget,
 };
+use crate::model::{CapacityType, Scaling, Taint};
 
 /// Where a pool's nodes run on AWS: the role they assume and the subnets they join.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,16 +104,15 @@ pub fn to_request(
     NodeGroupRequest {
         cluster: cluster.to_string(),
         name: group.name.clone(),
-        capacity_type: cloud_capacity(group.capacity_type),
+        capacity_type: group.capacity_type,
         instance_types: group.instance_types.clone(),
         ami_type: group.ami_type.clone(),
-        scaling: cloud::Scaling {
-            min: s.min,
-            max: s.max,
-            desired: s.desired.unwrap_or(s.min),
+        scaling: Scaling {
+            desired: Some(s.desired.unwrap_or(s.min)),
+            ..s
         },
         labels: group.labels.clone(),
-        taints: group.taints.iter().map(cloud_taint).collect(),
+        taints: group.taints.clone(),
         tags: group.tags.clone(),
         node_role_arn: placement.node_role_arn.clone(),
         subnets: placement.subnets.clone(),
@@ -121,34 +120,20 @@ pub fn to_request(
     }
 }
 
-/// A live group as a spec, for [`diff::diff`]; `None` for a capacity-block group,
+/// A live group as a spec, for [`diff::diff`]; `None` for a group on reserved capacity,
 /// which a pool never creates.
 pub fn spec_of_live(g: &NodeGroup) -> Option<NodeGroupSpec> {
-    let capacity_type = match g.capacity_type {
-        cloud::CapacityType::OnDemand => CapacityType::OnDemand,
-        cloud::CapacityType::Spot => CapacityType::Spot,
-        cloud::CapacityType::CapacityBlock => return None,
-    };
-    let mut taints: Vec<Taint> = g
-        .taints
-        .iter()
-        .map(|t| Taint {
-            key: t.key.clone(),
-            value: t.value.clone().unwrap_or_default(),
-            effect: t.effect,
-        })
-        .collect();
+    if g.capacity_type == CapacityType::Reserved {
+        return None;
+    }
+    let mut taints = g.taints.clone();
     taints.sort();
     Some(NodeGroupSpec {
         name: g.name.clone(),
-        capacity_type,
+        capacity_type: g.capacity_type,
         instance_types: g.instance_types.clone(),
         ami_type: g.ami_type.clone(),
-        scaling: Scaling {
-            min: g.scaling.min,
-            max: g.scaling.max,
-            desired: Some(g.scaling.desired),
-        },
+        scaling: g.scaling,
         labels: g.labels.clone(),
         taints,
         tags: g.tags.clone(),
@@ -392,12 +377,11 @@ impl<'a> Run<'a> {
         if d.scaling.desired.is_some() {
             return d;
         }
-        let capacity = cloud_capacity(d.capacity_type);
         let replaced = self
             .known
             .values()
-            .filter(|g| !wanted.contains(g.name.as_str()) && g.capacity_type == capacity)
-            .map(|g| g.scaling.desired)
+            .filter(|g| !wanted.contains(g.name.as_str()) && g.capacity_type == d.capacity_type)
+            .map(|g| g.scaling.desired.unwrap_or(g.scaling.min))
             .max();
         if let Some(n) = replaced {
             d.scaling.desired = Some(n.clamp(d.scaling.min, d.scaling.max.max(d.scaling.min)));
@@ -521,14 +505,16 @@ fn same_shape(d: &NodeGroupSpec, live: &NodeGroup) -> bool {
 /// clamped into the new range, unless `d` sets one), labels and taints.
 fn config_update(d: &NodeGroupSpec, live: &NodeGroup) -> NodeGroupUpdate {
     let (min, max) = (d.scaling.min, d.scaling.max);
-    let want = cloud::Scaling {
+    let live_count = live.scaling.desired.unwrap_or(live.scaling.min);
+    let want = Scaling {
         min,
         max,
-        desired: d
-            .scaling
-            .desired
-            .unwrap_or(live.scaling.desired)
-            .clamp(min, max.max(min)),
+        desired: Some(
+            d.scaling
+                .desired
+                .unwrap_or(live_count)
+                .clamp(min, max.max(min)),
+        ),
     };
     let mut u = NodeGroupUpdate {
         scaling: (want != live.scaling).then_some(want),
@@ -545,8 +531,8 @@ fn config_update(d: &NodeGroupSpec, live: &NodeGroup) -> NodeGroupUpdate {
         .filter(|k| !d.labels.contains_key(*k))
         .cloned()
         .collect();
-    let want_taints: Vec<cloud::Taint> = d.taints.iter().map(cloud_taint).collect();
-    let same_slot = |a: &cloud::Taint, b: &cloud::Taint| a.key == b.key && a.effect == b.effect;
+    let want_taints = &d.taints;
+    let same_slot = |a: &Taint, b: &Taint| a.key == b.key && a.effect == b.effect;
     u.taints_add = want_taints
         .iter()
         .filter(|t| !live.taints.contains(t))
@@ -577,21 +563,6 @@ fn tag_update(
         .cloned()
         .collect();
     (add, remove)
-}
-
-fn cloud_capacity(c: CapacityType) -> cloud::CapacityType {
-    match c {
-        CapacityType::OnDemand => cloud::CapacityType::OnDemand,
-        CapacityType::Spot => cloud::CapacityType::Spot,
-    }
-}
-
-fn cloud_taint(t: &Taint) -> cloud::Taint {
-    cloud::Taint {
-        key: t.key.clone(),
-        value: (!t.value.is_empty()).then(|| t.value.clone()),
-        effect: t.effect,
-    }
 }
 
 /// A short idempotency token for one group's create within one apply: the same seed and

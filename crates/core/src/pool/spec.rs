@@ -1,9 +1,9 @@
 //! The typed, validated description of a GPU node pool, independent of any cloud.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use crate::gpu::GpuModel;
+pub use crate::model::{Taint, TaintEffect};
 use crate::offer::Cloud;
 
 /// How many instance types a pool spreads spot capacity over when it chooses them itself.
@@ -180,76 +180,6 @@ impl DriverPolicy {
             let squash = |x: &str| x.replace('_', "").to_ascii_lowercase();
             n == squash(p.as_str()) || n == squash(p.eks_ami_type())
         })
-    }
-}
-
-/// A Kubernetes taint.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Taint {
-    /// Taint key, a Kubernetes qualified name.
-    pub key: String,
-    /// Taint value (may be empty).
-    pub value: String,
-    /// What the taint does to pods that do not tolerate it.
-    pub effect: TaintEffect,
-}
-
-impl fmt::Display for Taint {
-    /// `key=value:Effect`, the `kubectl taint` form.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={}:{}", self.key, self.value, self.effect)
-    }
-}
-
-/// A Kubernetes taint effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TaintEffect {
-    /// `NoSchedule`: new pods without a toleration are not scheduled.
-    NoSchedule,
-    /// `PreferNoSchedule`: the scheduler avoids the node.
-    PreferNoSchedule,
-    /// `NoExecute`: running pods without a toleration are evicted.
-    NoExecute,
-}
-
-impl TaintEffect {
-    /// Every effect, in the order messages list them.
-    pub const ALL: [TaintEffect; 3] = [
-        TaintEffect::NoSchedule,
-        TaintEffect::PreferNoSchedule,
-        TaintEffect::NoExecute,
-    ];
-
-    /// The Kubernetes spelling: `NoSchedule`, `PreferNoSchedule`, `NoExecute`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaintEffect::NoSchedule => "NoSchedule",
-            TaintEffect::PreferNoSchedule => "PreferNoSchedule",
-            TaintEffect::NoExecute => "NoExecute",
-        }
-    }
-
-    /// The EKS API spelling: `NO_SCHEDULE`, `PREFER_NO_SCHEDULE`, `NO_EXECUTE`.
-    pub fn eks_str(self) -> &'static str {
-        match self {
-            TaintEffect::NoSchedule => "NO_SCHEDULE",
-            TaintEffect::PreferNoSchedule => "PREFER_NO_SCHEDULE",
-            TaintEffect::NoExecute => "NO_EXECUTE",
-        }
-    }
-
-    /// Parses the Kubernetes or the EKS spelling, ignoring case and `_`.
-    pub fn parse(s: &str) -> Option<Self> {
-        let n = s.replace('_', "").to_ascii_lowercase();
-        TaintEffect::ALL
-            .into_iter()
-            .find(|e| e.as_str().to_ascii_lowercase() == n)
-    }
-}
-
-impl fmt::Display for TaintEffect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -8,23 +8,66 @@ use crate::cloud::{
     CapacityType, CloudError, HealthIssue, NodeGroup, NodeGroupStatus, Scaling, Taint, TaintEffect,
 };
 
-/// Our scaling as the SDK's (`validate` has checked the sizes fit an `i32`).
+/// Our scaling as the SDK's (`check` has verified the sizes fit an `i32`); an unset
+/// desired count is sent as `min`.
 pub(crate) fn scaling_to_sdk(s: Scaling) -> Result<eks::NodegroupScalingConfig, CloudError> {
-    s.validate()?;
+    s.check().map_err(CloudError::Invalid)?;
     let i = |v: u32| i32::try_from(v).map_err(|_| CloudError::Invalid("size too large".into()));
     Ok(eks::NodegroupScalingConfig::builder()
         .min_size(i(s.min)?)
         .max_size(i(s.max)?)
-        .desired_size(i(s.desired)?)
+        .desired_size(i(s.desired.unwrap_or(s.min))?)
         .build())
 }
 
-/// Our taint as the SDK's.
+/// The EKS `capacityType`: `ON_DEMAND`, `SPOT`, or `CAPACITY_BLOCK` for reserved capacity.
+pub(crate) fn capacity_to_eks(c: CapacityType) -> &'static str {
+    match c {
+        CapacityType::OnDemand => "ON_DEMAND",
+        CapacityType::Spot => "SPOT",
+        CapacityType::Reserved => "CAPACITY_BLOCK",
+    }
+}
+
+/// Our capacity type of an EKS `capacityType`.
+fn capacity_from_eks(s: &str) -> Option<CapacityType> {
+    match s {
+        "ON_DEMAND" => Some(CapacityType::OnDemand),
+        "SPOT" => Some(CapacityType::Spot),
+        "CAPACITY_BLOCK" => Some(CapacityType::Reserved),
+        _ => None,
+    }
+}
+
+/// The EKS taint effect: `NO_SCHEDULE`, `PREFER_NO_SCHEDULE`, `NO_EXECUTE`.
+fn effect_to_eks(e: TaintEffect) -> &'static str {
+    match e {
+        TaintEffect::NoSchedule => "NO_SCHEDULE",
+        TaintEffect::PreferNoSchedule => "PREFER_NO_SCHEDULE",
+        TaintEffect::NoExecute => "NO_EXECUTE",
+    }
+}
+
+/// Our status of an EKS node group `status`.
+pub(crate) fn status_from_eks(s: &str) -> NodeGroupStatus {
+    match s {
+        "CREATING" => NodeGroupStatus::Creating,
+        "ACTIVE" => NodeGroupStatus::Active,
+        "UPDATING" => NodeGroupStatus::Updating,
+        "DELETING" => NodeGroupStatus::Deleting,
+        "CREATE_FAILED" => NodeGroupStatus::CreateFailed,
+        "DELETE_FAILED" => NodeGroupStatus::DeleteFailed,
+        "DEGRADED" => NodeGroupStatus::Degraded,
+        other => NodeGroupStatus::Other(other.to_string()),
+    }
+}
+
+/// Our taint as the SDK's (an empty value is sent as none).
 pub(crate) fn taint_to_sdk(t: &Taint) -> eks::Taint {
     eks::Taint::builder()
         .key(&t.key)
-        .set_value(t.value.clone())
-        .effect(eks::TaintEffect::from(t.effect.eks_str()))
+        .set_value((!t.value.is_empty()).then(|| t.value.clone()))
+        .effect(eks::TaintEffect::from(effect_to_eks(t.effect)))
         .build()
 }
 
@@ -51,7 +94,7 @@ fn taint_from_sdk(t: &eks::Taint) -> Result<Taint, CloudError> {
     let effect = t.effect().map(|e| e.as_str()).unwrap_or("");
     Ok(Taint {
         key: t.key().unwrap_or_default().to_string(),
-        value: t.value().map(str::to_string),
+        value: t.value().unwrap_or_default().to_string(),
         effect: TaintEffect::parse(effect)
             .ok_or_else(|| CloudError::Other(format!("unknown taint effect {effect:?}")))?,
     })
@@ -67,15 +110,15 @@ pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, Cloud
         cluster: g.cluster_name().unwrap_or_default().to_string(),
         name: g.nodegroup_name().unwrap_or_default().to_string(),
         arn: g.nodegroup_arn().unwrap_or_default().to_string(),
-        status: NodeGroupStatus::parse(g.status().map_or("", |s| s.as_str())),
-        capacity_type: CapacityType::parse(cap)
+        status: status_from_eks(g.status().map_or("", |s| s.as_str())),
+        capacity_type: capacity_from_eks(cap)
             .ok_or_else(|| CloudError::Other(format!("unknown capacity type {cap:?}")))?,
         instance_types: g.instance_types().to_vec(),
         ami_type: g.ami_type().map_or("", |a| a.as_str()).to_string(),
         scaling: Scaling {
             min: size(sc.and_then(|s| s.min_size())),
             max: size(sc.and_then(|s| s.max_size())),
-            desired: size(sc.and_then(|s| s.desired_size())),
+            desired: Some(size(sc.and_then(|s| s.desired_size()))),
         },
         labels: to_btree(g.labels()),
         taints: g
@@ -110,7 +153,7 @@ mod tests {
     fn taints_and_scaling_round_trip() {
         let t = Taint {
             key: "nvidia.com/gpu".into(),
-            value: None,
+            value: String::new(),
             effect: TaintEffect::PreferNoSchedule,
         };
         let s = taint_to_sdk(&t);
@@ -119,7 +162,7 @@ mod tests {
         let sc = scaling_to_sdk(Scaling {
             min: 0,
             max: 4,
-            desired: 2,
+            desired: Some(2),
         })
         .unwrap();
         assert_eq!(
@@ -130,7 +173,7 @@ mod tests {
             scaling_to_sdk(Scaling {
                 min: 3,
                 max: 2,
-                desired: 2
+                desired: Some(2)
             })
             .is_err()
         );

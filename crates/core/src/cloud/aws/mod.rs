@@ -17,14 +17,14 @@ mod retrying;
 pub use config_cache::{ConfigCache, ConfigKey};
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_sdk_eks::config::Region;
 use aws_sdk_eks::config::retry::RetryConfig;
 use aws_sdk_eks::config::timeout::TimeoutConfig;
 use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTaintsPayload};
 
-use super::poll::{Backoff, wait_step, wait_what};
+use super::poll::{self, Backoff, TokioClock, wait_step, wait_what};
 use super::{CloudError, NodeGroup, NodeGroupRequest, NodeGroupUpdate, NodeGroups, WaitTarget};
 use crate::cancel::Cancel;
 use crate::retry::{RetryPolicy, fresh_token};
@@ -125,7 +125,9 @@ impl NodeGroups for Eks {
             .create_nodegroup()
             .cluster_name(&req.cluster)
             .nodegroup_name(&req.name)
-            .capacity_type(CapacityTypes::from(req.capacity_type.as_str()))
+            .capacity_type(CapacityTypes::from(convert::capacity_to_eks(
+                req.capacity_type,
+            )))
             .set_instance_types(Some(req.instance_types.clone()))
             .ami_type(AmiTypes::from(req.ami_type.as_str()))
             .scaling_config(scaling_to_sdk(req.scaling)?)
@@ -300,36 +302,17 @@ impl NodeGroups for Eks {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        let start = Instant::now();
-        let deadline = start + timeout;
-        let mut last_retryable = None;
-        for attempt in 0u32.. {
-            match self.describe_node_group(cluster, name).await {
-                Ok(got) => {
-                    last_retryable = None;
-                    if let Some(done) = wait_step(cluster, name, target, got)? {
-                        return Ok(done);
-                    }
-                }
-                // Throttling or a blip while polling: keep polling until the deadline.
-                Err(e) if e.is_retryable() => last_retryable = Some(e),
-                Err(e) => return Err(e),
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            let pause = tokio::time::sleep(self.backoff.next_sleep(attempt, deadline - now));
-            if self.cancel.run(pause).await.is_err() {
-                return Err(CloudError::Cancelled(format!(
-                    "Terraform asked the provider to stop while waiting for {}",
-                    wait_what(cluster, name, target)
-                )));
-            }
-        }
-        Err(last_retryable.unwrap_or_else(|| CloudError::Timeout {
-            what: wait_what(cluster, name, target),
-            waited: start.elapsed(),
-        }))
+        poll::until(
+            &TokioClock::default(),
+            self.backoff,
+            timeout,
+            &self.cancel,
+            &wait_what(cluster, name, target),
+            || async {
+                let got = self.describe_node_group(cluster, name).await?;
+                wait_step(cluster, name, target, got)
+            },
+        )
+        .await
     }
 }

@@ -28,12 +28,12 @@ fn req(name: &str) -> NodeGroupRequest {
         scaling: Scaling {
             min: 0,
             max: 3,
-            desired: 1,
+            desired: Some(1),
         },
         labels: BTreeMap::from([("gpu".into(), "a10g".into())]),
         taints: vec![Taint {
             key: "nvidia.com/gpu".into(),
-            value: Some("true".into()),
+            value: "true".into(),
             effect: TaintEffect::NoSchedule,
         }],
         tags: BTreeMap::from([("team".into(), "ml".into())]),
@@ -58,23 +58,23 @@ fn create_describe_update_delete() {
         scaling: Some(Scaling {
             min: 1,
             max: 5,
-            desired: 2,
+            desired: Some(2),
         }),
         labels_add: BTreeMap::from([("tier".into(), "x".into())]),
         labels_remove: vec!["gpu".into()],
         taints_add: vec![Taint {
             key: "nvidia.com/gpu".into(),
-            value: Some("yes".into()),
+            value: "yes".into(),
             effect: TaintEffect::NoSchedule,
         }],
         taints_remove: vec![],
     };
     run(f.update_node_group_config("c1", "a", &up)).unwrap();
     let got = run(f.describe_node_group("c1", "a")).unwrap().unwrap();
-    assert_eq!(got.scaling.desired, 2);
+    assert_eq!(got.scaling.desired, Some(2));
     assert_eq!(got.labels, BTreeMap::from([("tier".into(), "x".into())]));
     assert_eq!(got.taints.len(), 1);
-    assert_eq!(got.taints[0].value.as_deref(), Some("yes"));
+    assert_eq!(got.taints[0].value, "yes");
 
     run(f.delete_node_group("c1", "a")).unwrap();
     assert_eq!(run(f.describe_node_group("c1", "a")).unwrap(), None);
@@ -108,7 +108,7 @@ fn create_is_idempotent_with_same_token_only() {
 fn invalid_requests_are_rejected() {
     let f = FakeNodeGroups::new();
     let mut r = req("a");
-    r.scaling.desired = 9;
+    r.scaling.desired = Some(9);
     assert!(matches!(
         run(f.create_node_group(&r)),
         Err(CloudError::Invalid(_))

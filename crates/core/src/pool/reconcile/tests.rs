@@ -80,15 +80,16 @@ fn creates_both_groups_with_the_request_fields_and_reports_them_live() {
     assert_eq!(names, ["train-od", "train-spot"]);
     assert!(out.live.iter().all(|g| g.status == NodeGroupStatus::Active));
     let od = &out.live[0];
-    assert_eq!(od.capacity_type, cloud::CapacityType::OnDemand);
+    assert_eq!(od.capacity_type, CapacityType::OnDemand);
     assert_eq!(
         (od.scaling.min, od.scaling.max, od.scaling.desired),
-        (1, 1, 1)
+        (1, 1, Some(1))
     );
     assert_eq!(od.subnets, ["subnet-0a"]);
-    assert_eq!(od.taints[0].value.as_deref(), Some("present"));
+    assert_eq!(od.taints[0].value, "present");
     assert_eq!(
-        out.live[1].scaling.desired, 0,
+        out.live[1].scaling.desired,
+        Some(0),
         "a new group starts at its min"
     );
     assert_eq!(
@@ -172,21 +173,21 @@ fn in_place_changes_are_one_config_update_and_a_tag_call() {
 #[test]
 fn the_autoscalers_count_is_kept_unless_it_falls_outside_the_range() {
     let live = NodeGroup {
-        scaling: cloud::Scaling {
+        scaling: Scaling {
             min: 0,
             max: 3,
-            desired: 2,
+            desired: Some(2),
         },
         ..created(&group("g", CapacityType::Spot, 0, 3))
     };
     let mut want = group("g", CapacityType::Spot, 0, 5);
     assert_eq!(
-        config_update(&want, &live).scaling.map(|s| s.desired),
+        config_update(&want, &live).scaling.and_then(|s| s.desired),
         Some(2)
     );
     want.scaling.max = 1;
     assert_eq!(
-        config_update(&want, &live).scaling.map(|s| s.desired),
+        config_update(&want, &live).scaling.and_then(|s| s.desired),
         Some(1)
     );
     want.scaling = Scaling {
@@ -197,7 +198,7 @@ fn the_autoscalers_count_is_kept_unless_it_falls_outside_the_range() {
     assert_eq!(config_update(&want, &live).scaling, None);
     want.scaling.desired = Some(3);
     assert_eq!(
-        config_update(&want, &live).scaling.map(|s| s.desired),
+        config_update(&want, &live).scaling.and_then(|s| s.desired),
         Some(3)
     );
 }
@@ -588,11 +589,11 @@ fn a_roll_creates_the_new_generation_and_waits_before_deleting_the_old() {
     run(api.update_node_group_config(
         C,
         "train-spot",
-        &cloud::NodeGroupUpdate {
-            scaling: Some(cloud::Scaling {
+        &NodeGroupUpdate {
+            scaling: Some(Scaling {
                 min: 0,
                 max: 3,
-                desired: 3,
+                desired: Some(3),
             }),
             ..Default::default()
         },
@@ -630,7 +631,8 @@ fn a_roll_creates_the_new_generation_and_waits_before_deleting_the_old() {
     let names: Vec<&str> = out.live.iter().map(|g| g.name.as_str()).collect();
     assert_eq!(names, ["train-od", "train-spot-ab12"]);
     assert_eq!(
-        out.live[1].scaling.desired, 3,
+        out.live[1].scaling.desired,
+        Some(3),
         "the new generation starts with the old one's node count"
     );
 }

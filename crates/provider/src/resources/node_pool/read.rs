@@ -162,8 +162,10 @@ fn desired_from_live(
     prior: Option<i64>,
 ) {
     let Some(prior) = prior else { return };
-    let od_d = od.map_or(0, |g| g.scaling.desired);
-    let sp_d = spot.map(|g| g.scaling.desired);
+    // A group read from the cloud always has its count; `min` stands in otherwise.
+    let count = |g: &NodeGroup| g.scaling.desired.unwrap_or(g.scaling.min);
+    let od_d = od.map_or(0, count);
+    let sp_d = spot.map(count);
     let maps = prior >= 0
         && if spot_mode {
             let rest = (prior as u32).saturating_sub(odm);
@@ -265,7 +267,7 @@ fn taints(s: &mut Value, live: &[NodeGroup]) {
             .map(|t| {
                 (
                     t.key.clone(),
-                    t.value.clone().unwrap_or_default(),
+                    t.value.clone(),
                     t.effect.as_str().to_string(),
                 )
             })

@@ -454,7 +454,7 @@ async fn apply_read_and_plan_again_is_empty() {
     assert_eq!(od.capacity_type, CapacityType::OnDemand);
     assert_eq!(
         (od.scaling.min, od.scaling.max, od.scaling.desired),
-        (1, 1, 1)
+        (1, 1, Some(1))
     );
     assert_eq!(spot.capacity_type, CapacityType::Spot);
     assert_eq!((spot.scaling.min, spot.scaling.max), (0, 3));
@@ -493,10 +493,10 @@ async fn drift_shows_and_label_changes_update_in_place() {
         "train-east",
         "train-spot",
         &gpu_core::cloud::NodeGroupUpdate {
-            scaling: Some(gpu_core::cloud::Scaling {
+            scaling: Some(gpu_core::model::Scaling {
                 min: 0,
                 max: 7,
-                desired: 0,
+                desired: Some(0),
             }),
             ..Default::default()
         },
@@ -746,10 +746,10 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
         capacity_type: CapacityType::Spot,
         instance_types: vec!["t3.large".into()],
         ami_type: "AL2023_x86_64_STANDARD".into(),
-        scaling: gpu_core::cloud::Scaling {
+        scaling: gpu_core::model::Scaling {
             min: 1,
             max: 1,
-            desired: 1,
+            desired: Some(1),
         },
         labels: Default::default(),
         taints: Vec::new(),
