@@ -129,7 +129,7 @@ def with_max_retries(wd, n: int) -> None:
     """Sets `aws.max_retries = n` in the example's provider block."""
     main = wd.path / "resource.tf"
     text = main.read_text()
-    anchor = 'region = "us-east-1"'
+    anchor = 'provider "gpu" {\n  aws {'
     assert text.count(anchor) == 1, "the example's provider block moved; update this test"
     main.write_text(text.replace(anchor, f"{anchor}\n    max_retries = {n}"))
 

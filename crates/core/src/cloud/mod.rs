@@ -5,6 +5,7 @@
 //! and the tags, delete, wait for a steady state, and read the cluster's subnets. Mapping a cloud-neutral pool onto these node
 //! groups is the caller's job.
 
+pub mod cluster;
 pub mod error;
 pub mod fake;
 pub mod poll;
@@ -16,6 +17,7 @@ pub mod aws;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use cluster::{BadClusterRef, ClusterRef};
 pub use error::CloudError;
 pub use types::{
     CapacityType, HealthIssue, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate,
