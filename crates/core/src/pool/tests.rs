@@ -243,6 +243,9 @@ fn names() {
     let mut c = config();
     c.cluster = "bad.cluster".into();
     assert_problem(&c, "cluster", &["EKS cluster name"]);
+    // The common slip: the cluster's ARN (`aws_eks_cluster.x.arn`) for its name.
+    c.cluster = "arn:aws:eks:us-east-1:123456789012:cluster/train".into();
+    assert_problem(&c, "cluster", &["EKS cluster name", "not its ARN"]);
     c.name = "ok_name-1".into();
     c.cluster = "ok".into();
     c.validate(&catalog()).unwrap();

@@ -324,11 +324,9 @@ fn check_names(p: &mut Problems, cloud: Cloud, cluster: &str, name: &str) {
     };
     let max_name = 63 - GROUP_SUFFIX_LEN;
     if cloud == Cloud::Aws {
-        if cluster.is_empty() || cluster.len() > 100 || !shape(cluster) {
-            p.push(
-                "cluster",
-                format!("{cluster:?} is not an EKS cluster name: 1–100 letters, digits, `-` or `_`, starting with a letter or digit"),
-            );
+        // The region does not matter to an EKS name's shape.
+        if let Err(e) = crate::cloud::ClusterRef::parse(cloud, "", cluster) {
+            p.push("cluster", e.0);
         }
         if name.is_empty() || name.len() > max_name || !shape(name) {
             p.push(
