@@ -1,8 +1,10 @@
 //! GPU node pools, cloud-neutral: the spec and its validation, instance type choice from
-//! the catalog, the mapping onto EKS node groups, and the diff of desired against live.
+//! the catalog, the mapping onto EKS node groups, which groups keep their names and which
+//! roll, and the reconcile that brings the cloud there.
 //!
 //! Flow: [`NodePoolConfig::validate`] → [`NodePoolSpec`] → [`instance_types`] →
-//! [`eks::node_groups`] → [`diff::diff`] against what the cloud reports.
+//! [`eks::node_groups`] → [`generation::name_generations`] against the groups in state →
+//! [`reconcile::apply`]. ([`diff::diff`] describes desired against live field by field.)
 
 pub mod choose;
 pub mod config;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::diff;
+use super::generation::FixedShape;
 use super::group::NodeGroupSpec;
 use crate::cloud::{
     CloudError, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate, NodeGroups,
@@ -120,7 +120,7 @@ pub fn to_request(
     }
 }
 
-/// A live group as a spec, for [`diff::diff`]; `None` for a group on reserved capacity,
+/// A live group as a spec (for comparisons); `None` for a group on reserved capacity,
 /// which a pool never creates.
 pub fn spec_of_live(g: &NodeGroup) -> Option<NodeGroupSpec> {
     if g.capacity_type == CapacityType::Reserved {
@@ -254,7 +254,7 @@ impl<'a> Run<'a> {
         timeouts: &Timeouts,
         token_seed: &str,
     ) -> StepResult {
-        self.refuse_replacements(desired)?;
+        self.refuse_replacements(desired, placement)?;
         self.delete_failed(desired, timeouts.delete).await?;
         self.create_missing(desired, placement, timeouts.create, token_seed)
             .await?;
@@ -273,7 +273,7 @@ impl<'a> Run<'a> {
 
     /// A live group that differs in what cannot change in place is not touched: the plan
     /// should have replaced the pool, so this is an error, not a silent delete.
-    fn refuse_replacements(&self, desired: &[NodeGroupSpec]) -> StepResult {
+    fn refuse_replacements(&self, desired: &[NodeGroupSpec], placement: &Placement) -> StepResult {
         for d in desired {
             let Some(l) = self.known.get(&d.name) else {
                 continue;
@@ -281,29 +281,17 @@ impl<'a> Run<'a> {
             if l.status == NodeGroupStatus::CreateFailed {
                 continue;
             }
-            let why = match spec_of_live(l) {
-                None => "it is a capacity-block group, which a pool does not manage".to_string(),
-                Some(spec) => {
-                    let changes = diff::diff(std::slice::from_ref(d), &[spec]);
-                    let fixed: Vec<String> = changes
-                        .update
-                        .iter()
-                        .flat_map(|u| &u.changes)
-                        .filter(|c| c.action == diff::Action::Replace)
-                        .map(ToString::to_string)
-                        .collect();
-                    if fixed.is_empty() {
-                        continue;
-                    }
-                    fixed.join("; ")
-                }
-            };
+            let why = roll_reasons(d, l, placement);
+            if why.is_empty() {
+                continue;
+            }
             return Err((
                 format!("updating node group {}", d.name),
                 CloudError::Invalid(format!(
-                    "the live group differs in what cannot change in place ({why}); \
-                     delete it or let Terraform replace the pool (node group names are \
-                     fixed, so create_before_destroy cannot work)"
+                    "the live group differs in what cannot change in place ({}); such a \
+                     change rolls the group to a new generation, so plan again (or delete \
+                     the group) and apply that plan",
+                    why.join("; ")
                 )),
             ));
         }
@@ -354,7 +342,7 @@ impl<'a> Run<'a> {
                         .await
                         .map_err(|e| (step(), e))?;
                     match found {
-                        Some(g) if same_shape(d, &g) => {
+                        Some(g) if roll_reasons(d, &g, placement).is_empty() => {
                             self.known.insert(g.name.clone(), g);
                         }
                         _ => return Err((step(), CloudError::Conflict(msg))),
@@ -490,15 +478,17 @@ impl<'a> Run<'a> {
     }
 }
 
-/// Whether a live group found on a create conflict is the one we asked for (nothing that
-/// would need a replacement differs).
-fn same_shape(d: &NodeGroupSpec, live: &NodeGroup) -> bool {
-    spec_of_live(live).is_some_and(|l| {
-        diff::diff(std::slice::from_ref(d), &[l])
-            .update
-            .iter()
-            .all(|u| !u.replaces())
-    })
+/// Why live group `live` cannot become `d` in place: the one decision plan and apply use
+/// ([`FixedShape::roll_reasons`]) over instance types, image, capacity, node role and
+/// subnets; empty when it can (also how a group found on a create conflict is known to be
+/// the one asked for).
+fn roll_reasons(d: &NodeGroupSpec, live: &NodeGroup, placement: &Placement) -> Vec<String> {
+    let Some(spec) = spec_of_live(live) else {
+        return vec!["it runs on reserved capacity, which a pool does not manage".into()];
+    };
+    let have = FixedShape::of(&spec, &live.node_role_arn, Some(&live.subnets));
+    let want = FixedShape::of(d, &placement.node_role_arn, Some(&placement.subnets));
+    have.roll_reasons(&want)
 }
 
 /// The config update that turns `live` into `d`: scaling (the live desired count kept,

@@ -218,7 +218,12 @@ fn a_change_that_needs_a_replacement_is_refused_without_a_call() {
     let before = api.calls().len();
     let out = apply_to(&api, &want, &live);
     let e = out.error.expect("refused");
-    assert!(e.source.to_string().contains("instance_types"), "{e}");
+    assert!(
+        e.source
+            .to_string()
+            .contains("instance types [p5.48xlarge] → [p4d.24xlarge]"),
+        "{e}"
+    );
     assert_eq!(e.existing, ["train-od", "train-spot"]);
     assert!(
         api.calls()[before..]
