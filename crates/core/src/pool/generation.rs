@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use super::group::{CapacityType, NodeGroupSpec};
+use super::stable_hash::fnv1a;
 
 /// Characters of the generation suffix (`<name>-spot-` + 4 of `[0-9a-z]`).
 pub const GENERATION_LEN: usize = 4;
@@ -211,13 +212,6 @@ fn base36(mut n: u64, len: usize) -> String {
         n /= 36;
     }
     String::from_utf8(out).unwrap_or_default()
-}
-
-/// 64-bit FNV-1a: stable across builds and platforms.
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod kube;
 pub mod reconcile;
 pub mod spec;
 pub mod spelling;
+mod stable_hash;
 pub mod validate;
 
 pub use choose::{ChosenType, PriceRow, TypeQuery};

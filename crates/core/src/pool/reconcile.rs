@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::generation::FixedShape;
 use super::group::NodeGroupSpec;
+use super::stable_hash::fnv1a;
 use crate::cloud::{
     CloudError, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate, NodeGroups,
     WaitTarget,
@@ -272,7 +273,7 @@ impl<'a> Run<'a> {
     }
 
     /// A live group that differs in what cannot change in place is not touched: the plan
-    /// should have replaced the pool, so this is an error, not a silent delete.
+    /// should have rolled it to a new generation, so this is an error, not a silent delete.
     fn refuse_replacements(&self, desired: &[NodeGroupSpec], placement: &Placement) -> StepResult {
         for d in desired {
             let Some(l) = self.known.get(&d.name) else {
@@ -559,13 +560,6 @@ fn tag_update(
 /// name give the same token, so a create retried inside the apply is not a second group.
 pub fn token(seed: &str, name: &str) -> String {
     format!("gputf-{:016x}-{:016x}", fnv1a(seed), fnv1a(name))
-}
-
-/// 64-bit FNV-1a: stable across builds and platforms (unlike `DefaultHasher`).
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

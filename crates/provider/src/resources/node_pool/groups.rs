@@ -80,11 +80,12 @@ pub fn live(groups: &[NodeGroup]) -> Value {
     )
 }
 
-/// The pool's capacity type of a live group.
+/// The pool's capacity type of a live group: its own, with reserved capacity (which a
+/// pool never creates) counted as on-demand.
 pub fn capacity_of(g: &NodeGroup) -> CapacityType {
     match g.capacity_type {
-        gpu_core::cloud::CapacityType::Spot => CapacityType::Spot,
-        _ => CapacityType::OnDemand,
+        CapacityType::Reserved => CapacityType::OnDemand,
+        c => c,
     }
 }
 

@@ -68,11 +68,12 @@ pub fn plan(
     let mut want = desired::with_types(spec, kept, catalog, settings);
     let replace = replace_paths(prior, proposed);
     // A replacement starts from nothing: no group of the old pool is kept or rolled.
-    let rolls = if replace.is_empty() {
-        desired::name_groups(&mut want, prior, proposed)
+    let base = if replace.is_empty() {
+        prior
     } else {
-        desired::name_groups(&mut want, &Value::Null, proposed)
+        &Value::Null
     };
+    let rolls = desired::name_groups(&mut want, base, proposed);
     // A replacement is priced as a new pool (Terraform plans the create part again with
     // no prior state); the delta against the pool it replaces goes in the warning.
     let prior_cost = if replace.is_empty() {
@@ -112,16 +113,12 @@ pub fn plan(
         return fail(diags);
     }
     let mut planned = proposed.clone();
-    let pinned = !req
-        .config
-        .get_attr("instance_types")
-        .is_none_or(Value::is_null);
     fill(
         &mut planned,
         prior,
         &want,
         &desired::cost_values(&preview),
-        pinned,
+        pins_instance_types(&req.config),
     );
     if !prior.is_null() && same_apart_from_cost(&planned, prior) {
         // Nothing changes: keep the prices of the last change, so the plan stays empty.
@@ -192,7 +189,7 @@ fn with_stand_ins(v: &Value) -> Value {
 /// The prior's chosen instance types, when the user pins none and nothing they depend on
 /// changed: choosing again would roll the node groups whenever the catalog's order moved.
 fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<String>> {
-    if !config.get_attr("instance_types").is_none_or(Value::is_null) {
+    if pins_instance_types(config) {
         return None;
     }
     if prior.is_null() {
@@ -208,6 +205,12 @@ fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<Str
     } else {
         Vec::new()
     })
+}
+
+/// Whether the configuration sets `instance_types` (pins them) rather than letting the
+/// provider choose.
+fn pins_instance_types(config: &Value) -> bool {
+    !config.get_attr("instance_types").is_none_or(Value::is_null)
 }
 
 /// `proposed` with the prior value kept for each attribute whose new spelling means the
@@ -249,8 +252,7 @@ pub fn keep_prior_spelling(
     {
         keep.push("region");
     }
-    let pinned = !config.get_attr("instance_types").is_none_or(Value::is_null);
-    if pinned
+    if pins_instance_types(config)
         && let (Some(p), Some(n)) = (
             strings(prior, "instance_types"),
             strings(proposed, "instance_types"),

@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cloud::{CapacityType, NodeGroup};
-use gpu_core::pool::CapacityType as PoolCapacity;
-use gpu_core::pool::DriverPolicy;
+use gpu_core::offer::Cloud;
 use gpu_core::pool::eks::{ON_DEMAND_SUFFIX, SPOT_SUFFIX};
 use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
+use gpu_core::pool::{DriverPolicy, spelling};
 use tfplugin::Value;
 
 use super::groups;
@@ -36,19 +36,19 @@ pub fn state_from_live(
     }
     // One group per capacity type; mid-roll (an apply failed between creating a new
     // generation and deleting the old) the last by name, and the next apply finishes.
-    let of = |c: PoolCapacity| {
+    let of = |c: CapacityType| {
         live.iter()
             .filter(|g| groups::capacity_of(g) == c)
             .max_by(|a, b| a.name.cmp(&b.name))
     };
-    let (od, spot) = (of(PoolCapacity::OnDemand), of(PoolCapacity::Spot));
+    let (od, spot) = (of(CapacityType::OnDemand), of(CapacityType::Spot));
     let mut s = prior.clone();
     let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
     if importing {
         fill_identity(&mut s, live, catalog);
     }
     sizes(&mut s, od, spot);
-    instance_types(&mut s, od, spot);
+    instance_types(&mut s, od, spot, catalog);
     driver(&mut s, live);
     labels(&mut s, live);
     taints(&mut s, live);
@@ -198,15 +198,16 @@ fn expected_split(spot: bool, min: u32, max: u32, odm: u32) -> GroupSizes {
 
 /// `instance_types` from the spot group (or the on-demand one); the prior order stays
 /// when the set is the same.
-fn instance_types(s: &mut Value, od: Option<&NodeGroup>, spot: Option<&NodeGroup>) {
+fn instance_types(
+    s: &mut Value,
+    od: Option<&NodeGroup>,
+    spot: Option<&NodeGroup>,
+    catalog: &Catalog,
+) {
     let Some(g) = spot.or(od) else { return };
     let prior = strings(s, "instance_types").unwrap_or_default();
     // Order and letter case mean nothing to a pool: the same set keeps the user's list.
-    let set_of = |v: &[String]| {
-        v.iter()
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect::<BTreeSet<_>>()
-    };
+    let set_of = |v: &[String]| spelling::instance_type_set(catalog, Some(Cloud::Aws), v);
     if set_of(&prior) != set_of(&g.instance_types) {
         let live = Value::List(g.instance_types.iter().map(Value::string).collect());
         set(s, "instance_types", live);
