@@ -1,5 +1,8 @@
-//! Pricing a pool from its instance types' catalog rows.
+//! Pricing a pool from its instance types' catalog rows: the rows chosen per capacity
+//! type, summed as [`super::lines`] of (offer, count, capacity).
 
+use super::lines::{PriceLine, total};
+use crate::model::CapacityType;
 use crate::offer::Cloud;
 use crate::pool::{ChosenType, NodeCounts, NodePoolSpec, PriceRow};
 
@@ -139,12 +142,29 @@ pub fn preview(
     } else {
         None
     };
-    let price = |p: &Option<PricedAs>| p.as_ref().map_or(0.0, |p| p.row.usd_per_hour);
-    let (od, sp) = (price(&on_demand), price(&spot));
-    let hourly_usd = od * f64::from(nodes.on_demand_min) + sp * f64::from(nodes.spot_min);
-    let hourly_usd_max = od * f64::from(nodes.on_demand_max) + sp * f64::from(nodes.spot_max);
-    let monthly_usd = hourly_usd * HOURS_PER_MONTH;
-    let monthly_usd_max = hourly_usd_max * HOURS_PER_MONTH;
+    let line = |p: &Option<PricedAs>, min, max, capacity| {
+        p.clone().map(|priced| PriceLine {
+            priced,
+            count_min: min,
+            count_max: max,
+            capacity,
+        })
+    };
+    let lines: Vec<PriceLine> = [
+        line(
+            &on_demand,
+            nodes.on_demand_min,
+            nodes.on_demand_max,
+            CapacityType::OnDemand,
+        ),
+        line(&spot, nodes.spot_min, nodes.spot_max, CapacityType::Spot),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let totals = total(&lines);
+    let (hourly_usd, hourly_usd_max) = (totals.hourly_min, totals.hourly_max);
+    let (monthly_usd, monthly_usd_max) = (totals.monthly_min(), totals.monthly_max());
     let lead = spot.as_ref().or(on_demand.as_ref()).map_or_else(
         || {
             types
