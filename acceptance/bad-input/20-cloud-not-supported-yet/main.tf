@@ -25,7 +25,7 @@ provider "gpu" {
 resource "gpu_node_pool" "pool" {
   cloud     = "azure" # <- error
   region    = "eastus"
-  cluster   = "bad-input"
+  cluster   = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/bad-input"
   name      = "pool"
   gpu       = "H100"
   gpu_count = 8

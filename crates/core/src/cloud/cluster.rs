@@ -50,7 +50,8 @@ const GKE_SHAPE: &str = "projects/<project>/locations/<region-or-zone>/clusters/
 impl ClusterRef {
     /// Reads `id` as a cluster of `cloud` for a pool priced in `region`: an EKS cluster
     /// name; an AKS ARM id (path segment names in any letter case, as ARM treats them);
-    /// a GKE path whose location is `region` or one of its zones.
+    /// a GKE path whose location is `region` or one of its zones (any, when `region` is
+    /// empty).
     pub fn parse(cloud: Cloud, region: &str, id: &str) -> Result<Self, BadClusterRef> {
         let id = id.trim();
         match cloud {
@@ -182,7 +183,8 @@ fn parse_gke(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
         )));
     }
     // A zone is its region plus `-<letter>`: `us-central1-a` is in `us-central1`.
-    let in_region = *location == region
+    let in_region = region.is_empty()
+        || *location == region
         || location
             .strip_prefix(region)
             .and_then(|rest| rest.strip_prefix('-'))
