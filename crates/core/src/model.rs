@@ -1,7 +1,9 @@
 //! The cloud-neutral vocabulary shared by pools, cloud adapters and prices: capacity
-//! types, node counts and taints. No cloud's wire names live here; each adapter maps its
+//! types, node counts, taints and groups of nodes ([`GroupSpec`], with the [`NodeClass`] of
+//! what only one cloud has). No cloud's wire names live here; each adapter maps its
 //! own (EKS `ON_DEMAND` and `NO_SCHEDULE` in `cloud::aws`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// The capacity a group of machines runs on.
@@ -142,5 +144,101 @@ impl TaintEffect {
 impl fmt::Display for TaintEffect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// One group of nodes as a pool wants it (or as it was read back): the neutral part every
+/// cloud has, and the [`NodeClass`] for what only its cloud has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSpec {
+    /// The group's name on its cloud (legal there: the cloud's layout names it).
+    pub name: String,
+    /// On-demand, spot or reserved.
+    pub capacity: CapacityType,
+    /// Machine types (EKS instance types, AKS VM size, GKE machine type), most preferred
+    /// first; AKS and GKE groups hold exactly one.
+    pub machine_types: Vec<String>,
+    /// Node counts.
+    pub scaling: Scaling,
+    /// Kubernetes labels on every node.
+    pub labels: BTreeMap<String, String>,
+    /// Kubernetes taints on every node, sorted.
+    pub taints: Vec<Taint>,
+    /// Cloud resource tags (Azure tags, GCP resource labels), ownership marker included.
+    pub tags: BTreeMap<String, String>,
+    /// What only this group's cloud has.
+    pub class: NodeClass,
+}
+
+/// The part of a group only one cloud has (Karpenter's `NodeClass`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeClass {
+    /// An EKS managed node group.
+    Aws(AwsClass),
+    /// An AKS agent pool.
+    Azure(AzureClass),
+    /// A GKE node pool.
+    Gcp(GcpClass),
+}
+
+/// What an EKS managed node group has that others do not.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AwsClass {
+    /// IAM role ARN the nodes run as.
+    pub node_role: String,
+    /// Subnet ids; `None` means the cluster's own, read when the group is created.
+    pub subnets: Option<Vec<String>>,
+    /// EKS `amiType`, e.g. `AL2023_x86_64_NVIDIA`.
+    pub ami_type: String,
+}
+
+/// What an AKS agent pool has that others do not.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AzureClass {
+    /// `vnetSubnetID`; `None` means the cluster's.
+    pub subnet: Option<String>,
+    /// Availability zones (`1`, `2`, `3`); empty means regional.
+    pub zones: Vec<String>,
+    /// `osSKU`, e.g. `Ubuntu` or `AzureLinux`.
+    pub os_sku: String,
+    /// `gpuProfile.driver`: `Install` (AKS installs the NVIDIA driver) or `None`.
+    pub gpu_driver: String,
+}
+
+/// What a GKE node pool has that others do not.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GcpClass {
+    /// Service account e-mail of the nodes; `None` means the project's default.
+    pub service_account: Option<String>,
+    /// Zones of the nodes (`locations`); empty means the cluster's.
+    pub locations: Vec<String>,
+    /// `imageType`, e.g. `COS_CONTAINERD`.
+    pub image_type: String,
+    /// `gpuDriverInstallationConfig.gpuDriverVersion`: `DEFAULT`, `LATEST` or
+    /// `INSTALLATION_DISABLED`.
+    pub driver_version: String,
+}
+
+impl NodeClass {
+    /// The node image as a word for state and messages: the AMI type, OS SKU or image type.
+    pub fn image(&self) -> &str {
+        match self {
+            NodeClass::Aws(c) => &c.ami_type,
+            NodeClass::Azure(c) => &c.os_sku,
+            NodeClass::Gcp(c) => &c.image_type,
+        }
+    }
+}
+
+impl Scaling {
+    /// The counts to send when a group with live counts `live` becomes `self`: `self`'s
+    /// bounds, and its desired count or else the live one, clamped into the bounds.
+    pub fn resolved_against(self, live: Option<Scaling>) -> Scaling {
+        let live_count = live.map(|l| l.desired.unwrap_or(l.min));
+        let want = self.desired.or(live_count).unwrap_or(self.min);
+        Scaling {
+            desired: Some(want.clamp(self.min, self.max.max(self.min))),
+            ..self
+        }
     }
 }

@@ -1,48 +1,53 @@
-//! An in-memory [`NodeGroups`] for unit tests of code built on the trait.
+//! An in-memory [`NodeGroups`] for unit tests of code built on the trait, serving the
+//! rules of any of the three clouds ([`FakeNodeGroups::for_cloud`]), so core tests cover
+//! the AKS and GKE layouts before their HTTP adapters exist.
 //!
-//! Behaves like EKS where it matters to callers: names are unique per cluster, a create
-//! retried with the same token and request returns the existing group, updates need an
-//! `Active` group, groups pass through `Creating`/`Updating`/`Deleting` for a
-//! configurable number of polls, and errors can be injected per operation.
+//! Behaves like the clouds where it matters to callers: the cloud's name rule and machine
+//! types per group ([`CloudTraits::check_group`]); names unique per cluster; a create
+//! retried with the same token and group returns the existing group; updates need an
+//! `Active` group; on AKS only one operation runs per cluster (`Conflict` otherwise, like
+//! ARM's 409 `OperationNotAllowed`); the cloud adds its own labels, taints and tags, and
+//! reads strip them; groups pass through `Creating`/`Updating`/`Deleting` for a
+//! configurable number of polls; errors can be injected per operation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::delta::{ConfigDelta, tag_delta};
 use super::poll::{Backoff, VirtualClock};
 use super::{
-    CloudError, HealthIssue, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate,
-    NodeGroups, WaitTarget,
+    CapacityType, CloudError, CloudTraits, ClusterRef, GroupSpec, HealthIssue, NodeClass,
+    NodeGroup, NodeGroupStatus, NodeGroups, Taint, TaintEffect, WaitTarget, traits,
 };
 use crate::cancel::Cancel;
+use crate::offer::Cloud;
 
 /// The trait operation a call or injected fault is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
-    /// `create_node_group`.
+    /// `create_group`.
     Create,
-    /// `describe_node_group` (also each poll of a wait).
-    Describe,
-    /// `update_node_group_config`.
+    /// `get_group` (also each poll of a wait).
+    Get,
+    /// `update_group`.
     Update,
-    /// `delete_node_group`.
+    /// `delete_group`.
     Delete,
-    /// `tag_node_group` (recorded with an empty cluster and the ARN as the name).
-    Tag,
-    /// `cluster_subnets` (recorded with an empty name).
-    DescribeCluster,
-    /// `list_node_groups` (recorded with an empty name).
+    /// `list_groups` (recorded with an empty name).
     List,
 }
 
-/// One recorded call: operation, cluster, node group name.
+/// One recorded call: operation, cluster id, group name.
 pub type Call = (Op, String, String);
 
 #[derive(Debug)]
 struct Entry {
+    /// The group as the cloud holds it, its own labels, taints and tags included.
     group: NodeGroup,
-    request: NodeGroupRequest,
-    /// Describes left before a transitional status settles.
+    /// What was asked for and the token, for idempotent retries.
+    asked: (GroupSpec, String),
+    /// Gets left before a transitional status settles.
     pending: u32,
 }
 
@@ -58,29 +63,47 @@ struct State {
 }
 
 /// In-memory node groups; see the module docs for the behaviour.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FakeNodeGroups {
     state: Mutex<State>,
     settle_after: u32,
+    traits: &'static CloudTraits,
     /// The time its waits see: it moves only when they sleep.
     clock: VirtualClock,
 }
 
+impl Default for FakeNodeGroups {
+    fn default() -> Self {
+        Self::for_cloud(Cloud::Aws)
+    }
+}
+
 impl FakeNodeGroups {
-    /// A fake where every cluster exists and groups are `Active` at once (like moto).
+    /// A fake EKS where every cluster exists and groups are `Active` at once (like moto).
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Groups stay in `Creating`/`Updating`/`Deleting` for `polls` describes.
+    /// A fake of `cloud`'s groups (AWS, Azure or GCP; anything else serves EKS rules).
+    pub fn for_cloud(cloud: Cloud) -> Self {
+        FakeNodeGroups {
+            state: Mutex::default(),
+            settle_after: 0,
+            traits: traits::of(cloud).unwrap_or(&traits::EKS),
+            clock: VirtualClock::default(),
+        }
+    }
+
+    /// Groups stay in `Creating`/`Updating`/`Deleting` for `polls` gets.
     pub fn with_settle_after(mut self, polls: u32) -> Self {
         self.settle_after = polls;
         self
     }
 
-    /// Only these clusters exist; creates elsewhere fail with `NotFound`.
-    pub fn with_clusters<I: IntoIterator<Item = S>, S: Into<String>>(self, names: I) -> Self {
-        self.lock().clusters = Some(names.into_iter().map(Into::into).collect());
+    /// Only these clusters exist (by [`ClusterRef::id`]); creates elsewhere fail with
+    /// `NotFound`.
+    pub fn with_clusters<I: IntoIterator<Item = S>, S: Into<String>>(self, ids: I) -> Self {
+        self.lock().clusters = Some(ids.into_iter().map(Into::into).collect());
         self
     }
 
@@ -94,15 +117,16 @@ impl FakeNodeGroups {
         self.lock().faults.push((op, successes, err));
     }
 
-    /// The subnets `cluster_subnets` reports for `cluster` (none until set).
-    pub fn set_cluster_subnets(&self, cluster: &str, subnets: Vec<String>) {
-        self.lock().subnets.insert(cluster.to_string(), subnets);
+    /// The subnets an EKS group without its own gets in `cluster` (default: one subnet
+    /// named after the cluster).
+    pub fn set_cluster_subnets(&self, cluster: &ClusterRef, subnets: Vec<String>) {
+        self.lock().subnets.insert(cluster.id(), subnets);
     }
 
     /// Forces a group's status and health (sticky: it no longer settles by itself).
     pub fn set_status(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
         status: NodeGroupStatus,
         health: Vec<HealthIssue>,
@@ -114,12 +138,20 @@ impl FakeNodeGroups {
         }
     }
 
+    /// Changes a group's tags behind the pool's back (drift in tests).
+    pub fn set_tags(&self, cluster: &ClusterRef, name: &str, tags: BTreeMap<String, String>) {
+        if let Some(e) = self.lock().groups.get_mut(&key(cluster, name)) {
+            e.group.spec.tags = tags;
+        }
+    }
+
     /// Every call so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
     }
 
-    /// All groups as they stand now (no poll is counted).
+    /// All groups as they stand now, as the cloud holds them (its own labels, taints and
+    /// tags included; no poll is counted).
     pub fn groups(&self) -> Vec<NodeGroup> {
         self.lock()
             .groups
@@ -137,11 +169,11 @@ impl FakeNodeGroups {
     fn enter(
         &self,
         op: Op,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
     ) -> Result<MutexGuard<'_, State>, CloudError> {
         let mut st = self.lock();
-        st.calls.push((op, cluster.to_string(), name.to_string()));
+        st.calls.push((op, cluster.id(), name.to_string()));
         if let Some(i) = st.faults.iter().position(|(o, _, _)| *o == op) {
             if st.faults[i].1 > 0 {
                 st.faults[i].1 -= 1;
@@ -153,6 +185,45 @@ impl FakeNodeGroups {
         Ok(st)
     }
 
+    /// The cluster must be of this fake's cloud and exist.
+    fn check_cluster(&self, st: &State, cluster: &ClusterRef) -> Result<(), CloudError> {
+        if cluster.cloud() != self.traits.cloud {
+            return Err(CloudError::Invalid(format!(
+                "{cluster} is not a cluster of this {}",
+                self.traits.kind
+            )));
+        }
+        if let Some(c) = &st.clusters
+            && !c.contains(&cluster.id())
+        {
+            return Err(CloudError::NotFound(format!("cluster {cluster}")));
+        }
+        Ok(())
+    }
+
+    /// On a cloud with serial operations, refuses a change while another runs.
+    fn check_no_operation(&self, st: &State, cluster: &ClusterRef) -> Result<(), CloudError> {
+        if !self.traits.serial_operations {
+            return Ok(());
+        }
+        let id = cluster.id();
+        let busy = st.groups.iter().find(|((c, _), e)| {
+            *c == id
+                && matches!(
+                    e.group.status,
+                    NodeGroupStatus::Creating
+                        | NodeGroupStatus::Updating
+                        | NodeGroupStatus::Deleting
+                )
+        });
+        match busy {
+            Some(((_, n), _)) => Err(CloudError::Conflict(format!(
+                "OperationNotAllowed: another operation (on {n}) is in progress in {cluster}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn transitional(&self, settled: NodeGroupStatus, busy: NodeGroupStatus) -> NodeGroupStatus {
         if self.settle_after == 0 {
             settled
@@ -160,74 +231,134 @@ impl FakeNodeGroups {
             busy
         }
     }
+
+    /// The group as this cloud would hold it: its own labels, taints and tags added.
+    fn as_held(&self, mut spec: GroupSpec, cluster: &ClusterRef, st: &State) -> GroupSpec {
+        match &mut spec.class {
+            NodeClass::Aws(c) => {
+                if c.subnets.is_none() {
+                    c.subnets = Some(
+                        st.subnets
+                            .get(&cluster.id())
+                            .cloned()
+                            .unwrap_or_else(|| vec![format!("subnet-{}", cluster.name())]),
+                    );
+                }
+                spec.tags
+                    .insert("aws:eks:cluster-name".into(), cluster.name().into());
+            }
+            NodeClass::Azure(_) => {
+                spec.labels
+                    .insert("kubernetes.azure.com/agentpool".into(), spec.name.clone());
+                if spec.capacity == CapacityType::Spot {
+                    spec.labels.insert(
+                        "kubernetes.azure.com/scalesetpriority".into(),
+                        "spot".into(),
+                    );
+                    spec.taints.push(Taint {
+                        key: "kubernetes.azure.com/scalesetpriority".into(),
+                        value: "spot".into(),
+                        effect: TaintEffect::NoSchedule,
+                    });
+                }
+                spec.tags
+                    .insert("aks-managed-poolName".into(), spec.name.clone());
+            }
+            NodeClass::Gcp(_) => {
+                spec.labels
+                    .insert("cloud.google.com/gke-nodepool".into(), spec.name.clone());
+                spec.taints.push(Taint {
+                    key: "nvidia.com/gpu".into(),
+                    value: "present".into(),
+                    effect: TaintEffect::NoSchedule,
+                });
+                spec.tags
+                    .insert("goog-gke-node-pool-provisioning-model".into(), "x".into());
+            }
+        }
+        spec.taints.sort();
+        spec.taints.dedup();
+        spec
+    }
+
+    /// The group as a read returns it: the cloud's own labels, taints and tags stripped.
+    fn as_read(&self, g: &NodeGroup) -> NodeGroup {
+        let mut g = g.clone();
+        self.traits.strip_system(&mut g.spec);
+        g
+    }
+
+    fn id_of(&self, cluster: &ClusterRef, name: &str, seq: u64) -> String {
+        match self.traits.cloud {
+            Cloud::Azure => format!("{}/agentPools/{name}", cluster.id()),
+            Cloud::Gcp => format!("{}/nodePools/{name}", cluster.id()),
+            _ => format!("arn:fake:eks:::nodegroup/{}/{name}/{seq}", cluster.name()),
+        }
+    }
 }
 
-fn key(cluster: &str, name: &str) -> (String, String) {
-    (cluster.to_string(), name.to_string())
+fn key(cluster: &ClusterRef, name: &str) -> (String, String) {
+    (cluster.id(), name.to_string())
 }
 
-fn not_found(cluster: &str, name: &str) -> CloudError {
-    CloudError::NotFound(format!("node group {name} in cluster {cluster}"))
+fn not_found(cluster: &ClusterRef, name: &str) -> CloudError {
+    CloudError::NotFound(format!("group {name} in cluster {cluster}"))
 }
 
 #[async_trait::async_trait]
 impl NodeGroups for FakeNodeGroups {
-    async fn create_node_group(&self, req: &NodeGroupRequest) -> Result<NodeGroup, CloudError> {
-        let mut st = self.enter(Op::Create, &req.cluster, &req.name)?;
-        req.validate()?;
-        if let Some(c) = &st.clusters
-            && !c.contains(&req.cluster)
-        {
-            return Err(CloudError::NotFound(format!("cluster {}", req.cluster)));
-        }
-        let k = key(&req.cluster, &req.name);
+    fn traits(&self) -> &'static CloudTraits {
+        self.traits
+    }
+
+    async fn create_group(
+        &self,
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+        token: &str,
+    ) -> Result<NodeGroup, CloudError> {
+        let mut st = self.enter(Op::Create, cluster, &spec.name)?;
+        self.traits.check_group(spec).map_err(CloudError::Invalid)?;
+        self.check_cluster(&st, cluster)?;
+        let k = key(cluster, &spec.name);
         if let Some(e) = st.groups.get(&k) {
-            if req.client_request_token.is_some() && e.request == *req {
-                return Ok(e.group.clone());
+            if !token.is_empty() && e.asked == (spec.clone(), token.to_string()) {
+                return Ok(self.as_read(&e.group));
             }
             return Err(CloudError::Conflict(format!(
-                "node group {} already exists in cluster {}",
-                req.name, req.cluster
+                "group {} already exists in cluster {cluster}",
+                spec.name
             )));
         }
+        self.check_no_operation(&st, cluster)?;
         st.seq += 1;
+        let mut held = self.as_held(spec.clone(), cluster, &st);
+        held.scaling = held.scaling.resolved_against(None);
         let group = NodeGroup {
-            cluster: req.cluster.clone(),
-            name: req.name.clone(),
-            arn: format!(
-                "arn:fake:eks:::nodegroup/{}/{}/{}",
-                req.cluster, req.name, st.seq
-            ),
+            id: self.id_of(cluster, &spec.name, st.seq),
             status: self.transitional(NodeGroupStatus::Active, NodeGroupStatus::Creating),
-            capacity_type: req.capacity_type,
-            instance_types: req.instance_types.clone(),
-            ami_type: req.ami_type.clone(),
-            scaling: req.scaling,
-            labels: req.labels.clone(),
-            taints: req.taints.clone(),
-            tags: req.tags.clone(),
-            node_role_arn: req.node_role_arn.clone(),
-            subnets: req.subnets.clone(),
+            spec: held,
             kubernetes_version: None,
             health: Vec::new(),
         };
+        let read = self.as_read(&group);
         st.groups.insert(
             k,
             Entry {
-                group: group.clone(),
-                request: req.clone(),
+                group,
+                asked: (spec.clone(), token.to_string()),
                 pending: self.settle_after,
             },
         );
-        Ok(group)
+        Ok(read)
     }
 
-    async fn describe_node_group(
+    async fn get_group(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        let mut st = self.enter(Op::Describe, cluster, name)?;
+        let mut st = self.enter(Op::Get, cluster, name)?;
         let k = key(cluster, name);
         let Some(e) = st.groups.get_mut(&k) else {
             return Ok(None);
@@ -247,99 +378,78 @@ impl NodeGroups for FakeNodeGroups {
                 }
             }
         }
-        Ok(Some(e.group.clone()))
+        Ok(Some(self.as_read(&e.group)))
     }
 
-    async fn update_node_group_config(
+    async fn update_group(
         &self,
-        cluster: &str,
-        name: &str,
-        update: &NodeGroupUpdate,
-    ) -> Result<(), CloudError> {
-        let mut st = self.enter(Op::Update, cluster, name)?;
-        if let Some(s) = &update.scaling {
-            s.check().map_err(CloudError::Invalid)?;
-        }
-        let e = st
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+    ) -> Result<bool, CloudError> {
+        let mut st = self.enter(Op::Update, cluster, &spec.name)?;
+        spec.scaling.check().map_err(CloudError::Invalid)?;
+        let status = st
             .groups
-            .get_mut(&key(cluster, name))
-            .ok_or_else(|| not_found(cluster, name))?;
-        if e.group.status != NodeGroupStatus::Active {
+            .get(&key(cluster, &spec.name))
+            .map(|e| e.group.status.clone())
+            .ok_or_else(|| not_found(cluster, &spec.name))?;
+        if status != NodeGroupStatus::Active {
             return Err(CloudError::Conflict(format!(
-                "node group {name} is {}, not ACTIVE",
-                e.group.status
+                "group {} is {status}, not active",
+                spec.name
             )));
         }
-        if update.is_empty() {
-            return Err(CloudError::Invalid("the update changes nothing".into()));
-        }
-        let g = &mut e.group;
-        if let Some(s) = update.scaling {
-            g.scaling = s;
-        }
-        g.labels.extend(update.labels_add.clone());
-        for k in &update.labels_remove {
-            g.labels.remove(k);
-        }
-        for t in update.taints_add.iter().chain(&update.taints_remove) {
-            g.taints
-                .retain(|x| !(x.key == t.key && x.effect == t.effect));
-        }
-        g.taints.extend(update.taints_add.iter().cloned());
-        g.status = self.transitional(NodeGroupStatus::Active, NodeGroupStatus::Updating);
-        e.pending = self.settle_after;
-        Ok(())
-    }
-
-    async fn tag_node_group(
-        &self,
-        arn: &str,
-        add: &BTreeMap<String, String>,
-        remove: &[String],
-    ) -> Result<(), CloudError> {
-        let mut st = self.enter(Op::Tag, "", arn)?;
+        self.check_no_operation(&st, cluster)?;
+        let traits = self.traits;
         let e = st
             .groups
-            .values_mut()
-            .find(|e| e.group.arn == arn)
-            .ok_or_else(|| CloudError::NotFound(format!("resource {arn}")))?;
-        e.group.tags.extend(add.clone());
-        for k in remove {
-            e.group.tags.remove(k);
+            .get_mut(&key(cluster, &spec.name))
+            .ok_or_else(|| not_found(cluster, &spec.name))?;
+        let mut live = e.group.spec.clone();
+        traits.strip_system(&mut live);
+        let delta = ConfigDelta::between(&live, spec);
+        let (add, remove) = tag_delta(&live.tags, &spec.tags);
+        delta.apply_to(&mut e.group.spec);
+        e.group.spec.tags.extend(add);
+        for k in &remove {
+            e.group.spec.tags.remove(k);
         }
-        Ok(())
+        if delta.is_empty() {
+            return Ok(false);
+        }
+        e.group.status = if self.settle_after == 0 {
+            NodeGroupStatus::Active
+        } else {
+            NodeGroupStatus::Updating
+        };
+        e.pending = self.settle_after;
+        Ok(true)
     }
 
-    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
-        let st = self.enter(Op::DescribeCluster, cluster, "")?;
-        if let Some(c) = &st.clusters
-            && !c.contains(cluster)
-        {
-            return Err(CloudError::NotFound(format!("cluster {cluster}")));
-        }
-        Ok(st.subnets.get(cluster).cloned().unwrap_or_default())
-    }
-
-    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+    async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {
         let st = self.enter(Op::List, cluster, "")?;
-        if let Some(c) = &st.clusters
-            && !c.contains(cluster)
-        {
-            return Err(CloudError::NotFound(format!("cluster {cluster}")));
-        }
+        self.check_cluster(&st, cluster)?;
+        let id = cluster.id();
         Ok(st
             .groups
-            .values()
-            .filter(|e| e.group.cluster == cluster)
-            .map(|e| e.group.name.clone())
+            .keys()
+            .filter(|(c, _)| *c == id)
+            .map(|(_, n)| n.clone())
             .collect())
     }
 
-    async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {
+    async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError> {
         let mut st = self.enter(Op::Delete, cluster, name)?;
         let k = key(cluster, name);
         if !st.groups.contains_key(&k) {
             return Err(not_found(cluster, name));
+        }
+        if st
+            .groups
+            .get(&k)
+            .is_some_and(|e| e.group.status != NodeGroupStatus::Deleting)
+        {
+            self.check_no_operation(&st, cluster)?;
         }
         if self.settle_after == 0 {
             st.groups.remove(&k);
@@ -352,7 +462,7 @@ impl NodeGroups for FakeNodeGroups {
 
     async fn wait_until(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
         target: WaitTarget,
         timeout: Duration,
@@ -366,7 +476,7 @@ impl NodeGroups for FakeNodeGroups {
             &Cancel::new(),
             &super::poll::wait_what(cluster, name, target),
             || async {
-                let got = self.describe_node_group(cluster, name).await?;
+                let got = self.get_group(cluster, name).await?;
                 super::poll::wait_step(cluster, name, target, got)
             },
         )

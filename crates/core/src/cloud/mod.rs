@@ -1,79 +1,88 @@
-//! Node groups on a cloud: one small async trait ([`NodeGroups`]), plain request and
-//! read-back types, typed errors, an in-memory [`fake`] and the EKS adapter [`aws`].
+//! Node groups on a cloud: one small async trait ([`NodeGroups`]) over neutral groups
+//! ([`GroupSpec`] with a per-cloud [`NodeClass`]), each cloud's rules as data
+//! ([`traits`]), the one in-place-or-roll decision ([`drift`]), the one wait loop
+//! ([`poll`]), typed errors, an in-memory [`fake`] serving EKS, AKS and GKE rules, and the
+//! EKS adapter [`aws`].
 //!
-//! The trait is Karpenter-sized on purpose: create, describe, update the mutable config
-//! and the tags, delete, wait for a steady state, and read the cluster's subnets. Mapping a cloud-neutral pool onto these node
-//! groups is the caller's job.
+//! The trait is Karpenter-sized on purpose: create, get, update to a whole desired state,
+//! list, delete, wait. Mapping a pool onto groups is `pool::layout`'s job.
 
+pub mod choke;
 pub mod cluster;
+pub mod delta;
+pub mod drift;
 pub mod error;
 pub mod fake;
 pub mod poll;
+pub mod traits;
 pub mod types;
 
 #[cfg(feature = "aws")]
 pub mod aws;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use cluster::{BadClusterRef, ClusterRef};
 pub use error::CloudError;
+pub use traits::CloudTraits;
 pub use types::{
-    CapacityType, HealthIssue, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate,
-    Scaling, Taint, TaintEffect, WaitTarget,
+    AwsClass, AzureClass, CapacityType, GcpClass, GroupSpec, HealthIssue, NodeClass, NodeGroup,
+    NodeGroupStatus, Scaling, Taint, TaintEffect, WaitTarget,
 };
 
-/// Create, read, update and delete of managed node groups in one cloud account.
+/// Create, read, update and delete of one cloud's node groups (EKS node groups, AKS agent
+/// pools, GKE node pools) in clusters named by [`ClusterRef`].
 ///
 /// Implementations must be cheap to share (`Send + Sync`); every method is one logical
-/// call (the adapter may retry throttling inside it).
+/// call (the adapter may retry throttling inside it). What a group may be called and what
+/// it can change in place are the adapter's: [`NodeGroups::traits`] and [`drift`].
 #[async_trait::async_trait]
 pub trait NodeGroups: Send + Sync {
-    /// Starts creating a node group and returns it as the cloud first reports it
-    /// (usually `Creating`). A name already taken gives [`CloudError::Conflict`].
-    async fn create_node_group(&self, req: &NodeGroupRequest) -> Result<NodeGroup, CloudError>;
+    /// The rules of this cloud's groups: names, machine types per group, serial
+    /// operations, ownership marker, system labels.
+    fn traits(&self) -> &'static CloudTraits;
 
-    /// Reads a node group; `Ok(None)` when it (or its cluster) does not exist.
-    async fn describe_node_group(
+    /// Starts creating group `spec` in `cluster` and returns it as the cloud first reports
+    /// it (usually `Creating`). `token` makes a retried create idempotent where the cloud
+    /// supports it. A name already taken gives [`CloudError::Conflict`].
+    async fn create_group(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+        token: &str,
+    ) -> Result<NodeGroup, CloudError>;
+
+    /// Reads a group, the cloud's own labels, taints and tags stripped; `Ok(None)` when it
+    /// (or its cluster) does not exist.
+    async fn get_group(
+        &self,
+        cluster: &ClusterRef,
         name: &str,
     ) -> Result<Option<NodeGroup>, CloudError>;
 
-    /// Changes scaling, labels and taints in place; fields left empty are not touched.
-    async fn update_node_group_config(
+    /// Makes live group `spec.name` what `spec` says in everything that can change in
+    /// place (counts, labels, taints, tags), however the cloud spells that (EKS: a config
+    /// delta and tag calls; AKS: one PUT). `spec.scaling.desired = None` keeps the live
+    /// count. Returns whether the cloud started an operation to wait for.
+    async fn update_group(
         &self,
-        cluster: &str,
-        name: &str,
-        update: &NodeGroupUpdate,
-    ) -> Result<(), CloudError>;
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+    ) -> Result<bool, CloudError>;
 
-    /// Adds or overwrites the `add` tags and removes the `remove` keys on the node group
-    /// with cloud id `arn` (tags are not part of the config update on EKS).
-    async fn tag_node_group(
-        &self,
-        arn: &str,
-        add: &BTreeMap<String, String>,
-        remove: &[String],
-    ) -> Result<(), CloudError>;
+    /// The names of every group in `cluster` (for import, which must find a pool's
+    /// groups); [`CloudError::NotFound`] when the cluster does not exist.
+    async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError>;
 
-    /// The subnet ids the cluster was created with, where node groups go by default;
-    /// [`CloudError::NotFound`] when the cluster does not exist.
-    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError>;
+    /// Starts deleting a group; [`CloudError::NotFound`] when it is already gone.
+    async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError>;
 
-    /// The names of every node group in `cluster` (for import, which must find a pool's
-    /// groups by name pattern); [`CloudError::NotFound`] when the cluster does not exist.
-    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError>;
-
-    /// Starts deleting a node group; [`CloudError::NotFound`] when it is already gone.
-    async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError>;
-
-    /// Polls until the group is `Active` (returns it) or gone (returns `None`), failing
-    /// with a typed error on a failed state and [`CloudError::Timeout`] after `timeout`.
+    /// Polls (through [`poll::until`]) until the group is `Active` (returns it) or gone
+    /// (returns `None`), failing with a typed error on a failed state and
+    /// [`CloudError::Timeout`] after `timeout`.
     async fn wait_until(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
         target: WaitTarget,
         timeout: Duration,

@@ -135,7 +135,11 @@ where
 }
 
 /// What a wait is for, as named in its timeout error.
-pub(crate) fn wait_what(cluster: &str, name: &str, target: WaitTarget) -> String {
+pub(crate) fn wait_what(
+    cluster: &impl std::fmt::Display,
+    name: &str,
+    target: WaitTarget,
+) -> String {
     let t = match target {
         WaitTarget::Active => "ready",
         WaitTarget::Deleted => "deleted",
@@ -145,7 +149,7 @@ pub(crate) fn wait_what(cluster: &str, name: &str, target: WaitTarget) -> String
 
 /// One poll's verdict: `Ok(Some(result))` done, `Ok(None)` keep polling, `Err` failed.
 pub(crate) fn wait_step(
-    cluster: &str,
+    cluster: &impl std::fmt::Display,
     name: &str,
     target: WaitTarget,
     got: Option<NodeGroup>,

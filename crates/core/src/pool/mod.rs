@@ -1,28 +1,25 @@
 //! GPU node pools, cloud-neutral: the spec and its validation, instance type choice from
-//! the catalog, the mapping onto EKS node groups, which groups keep their names and which
-//! roll, and the reconcile that brings the cloud there.
+//! the catalog, the layout onto one cloud's groups, which groups keep their names and
+//! which roll, and the reconcile that brings the cloud there.
 //!
 //! Flow: [`NodePoolConfig::validate`] → [`NodePoolSpec`] → [`instance_types`] →
-//! [`eks::node_groups`] → [`generation::name_generations`] against the groups in state →
-//! [`reconcile::apply`]. ([`diff::diff`] describes desired against live field by field.)
+//! [`layout::groups`] → [`generation::name_generations`] against the groups in state →
+//! [`reconcile::apply`].
 
 pub mod choose;
 pub mod config;
-pub mod diff;
-pub mod eks;
 pub mod generation;
-pub mod group;
 pub mod kube;
+pub mod layout;
 pub mod reconcile;
 pub mod spec;
 pub mod spelling;
 mod stable_hash;
 pub mod validate;
 
+pub use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
 pub use choose::{ChosenType, PriceRow, TypeQuery};
 pub use config::{NodePoolConfig, TaintConfig};
-pub use diff::{Action, FieldChange, GroupUpdate, PoolDiff};
-pub use group::{CapacityType, NodeGroupSpec, Scaling};
 pub use spec::{
     CapacitySpec, DEFAULT_INSTANCE_TYPE_COUNT, DriverPolicy, NodeCounts, NodePoolSpec, Reclaim,
     Taint, TaintEffect,

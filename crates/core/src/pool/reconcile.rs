@@ -1,32 +1,24 @@
-//! Brings a cluster's node groups to the desired ones through [`NodeGroups`]: create the
+//! Brings a cluster's groups to the desired ones through [`NodeGroups`]: create the
 //! missing, update in place what changed, delete the unwanted, wait for each, and stop at
 //! the first failure with an exact account of what exists.
 //!
 //! Order: groups that failed to create are deleted first (so they can be created again),
-//! then missing groups are created (all started, then waited on), then live groups are
-//! updated, then unwanted groups are deleted. Capacity is added before it is taken away.
+//! then missing groups are created (all started, then waited on; one at a time where the
+//! cloud runs one operation per cluster), then live groups are updated, then unwanted
+//! groups are deleted. Capacity is added before it is taken away. Every mutating call goes
+//! through one [`Journal`], returned in the [`Outcome`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::generation::FixedShape;
-use super::group::NodeGroupSpec;
 use super::stable_hash::fnv1a;
+use crate::cloud::choke::{Journal, Mutation, Verb};
+use crate::cloud::delta::{ConfigDelta, tag_delta};
 use crate::cloud::{
-    CloudError, NodeGroup, NodeGroupRequest, NodeGroupStatus, NodeGroupUpdate, NodeGroups,
-    WaitTarget,
+    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, WaitTarget, drift,
 };
-use crate::model::{CapacityType, Scaling, Taint};
-
-/// Where a pool's nodes run on AWS: the role they assume and the subnets they join.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placement {
-    /// IAM role ARN of the nodes.
-    pub node_role_arn: String,
-    /// Subnet ids for the nodes.
-    pub subnets: Vec<String>,
-}
+use crate::model::{CapacityType, GroupSpec};
 
 /// How long each kind of wait may take. Each bounds all the waits of its kind in one
 /// run, counted from the run's start (as Terraform's `timeouts` bound a whole operation),
@@ -92,64 +84,19 @@ pub struct Outcome {
     pub live: Vec<NodeGroup>,
     /// The failed step, if any.
     pub error: Option<ReconcileError>,
+    /// Every mutating call made, in order.
+    pub mutations: Vec<Mutation>,
 }
 
-/// The create request for `group` in `cluster`.
-pub fn to_request(
-    group: &NodeGroupSpec,
-    cluster: &str,
-    placement: &Placement,
-    token: &str,
-) -> NodeGroupRequest {
-    let s = group.scaling;
-    NodeGroupRequest {
-        cluster: cluster.to_string(),
-        name: group.name.clone(),
-        capacity_type: group.capacity_type,
-        instance_types: group.instance_types.clone(),
-        ami_type: group.ami_type.clone(),
-        scaling: Scaling {
-            desired: Some(s.desired.unwrap_or(s.min)),
-            ..s
-        },
-        labels: group.labels.clone(),
-        taints: group.taints.clone(),
-        tags: group.tags.clone(),
-        node_role_arn: placement.node_role_arn.clone(),
-        subnets: placement.subnets.clone(),
-        client_request_token: Some(token.to_string()),
-    }
-}
-
-/// A live group as a spec (for comparisons); `None` for a group on reserved capacity,
-/// which a pool never creates.
-pub fn spec_of_live(g: &NodeGroup) -> Option<NodeGroupSpec> {
-    if g.capacity_type == CapacityType::Reserved {
-        return None;
-    }
-    let mut taints = g.taints.clone();
-    taints.sort();
-    Some(NodeGroupSpec {
-        name: g.name.clone(),
-        capacity_type: g.capacity_type,
-        instance_types: g.instance_types.clone(),
-        ami_type: g.ami_type.clone(),
-        scaling: g.scaling,
-        labels: g.labels.clone(),
-        taints,
-        tags: g.tags.clone(),
-    })
-}
-
-/// Describes each of `names` in `cluster`, skipping the ones that do not exist.
+/// Reads each of `names` in `cluster`, skipping the ones that do not exist.
 pub async fn read(
     api: &dyn NodeGroups,
-    cluster: &str,
+    cluster: &ClusterRef,
     names: &[String],
 ) -> Result<Vec<NodeGroup>, CloudError> {
     let mut out = Vec::new();
     for n in names {
-        if let Some(g) = api.describe_node_group(cluster, n).await? {
+        if let Some(g) = api.get_group(cluster, n).await? {
             out.push(g);
         }
     }
@@ -160,15 +107,14 @@ pub async fn read(
 /// just read). Creates carry idempotency tokens derived from `token_seed` and the name.
 pub async fn apply(
     api: &dyn NodeGroups,
-    cluster: &str,
-    desired: &[NodeGroupSpec],
+    cluster: &ClusterRef,
+    desired: &[GroupSpec],
     live: &[NodeGroup],
-    placement: &Placement,
     timeouts: &Timeouts,
     token_seed: &str,
 ) -> Outcome {
     let mut run = Run::new(api, cluster, live);
-    let result = run.apply(desired, placement, timeouts, token_seed).await;
+    let result = run.apply(desired, timeouts, token_seed).await;
     let names: Vec<String> = desired.iter().map(|g| g.name.clone()).collect();
     run.finish(&names, result).await
 }
@@ -176,7 +122,7 @@ pub async fn apply(
 /// Deletes each of `names` that exists and waits until all are gone, `timeout` in all.
 pub async fn destroy(
     api: &dyn NodeGroups,
-    cluster: &str,
+    cluster: &ClusterRef,
     names: &[String],
     timeout: Duration,
 ) -> Outcome {
@@ -186,6 +132,7 @@ pub async fn destroy(
         Ok(()) => Outcome {
             live: Vec::new(),
             error: None,
+            mutations: run.journal.entries(),
         },
         Err(e) => {
             // What still exists is unknown until read again.
@@ -198,25 +145,43 @@ pub async fn destroy(
 /// A failed step before the final read: what was done and the cloud's error.
 type StepResult = Result<(), (String, CloudError)>;
 
-/// One reconcile run: the API, the cluster, the groups known to exist so far, and when
-/// it started (timeouts count from there).
+/// One reconcile run: the API, the cluster, the groups known to exist so far, when it
+/// started (timeouts count from there) and the journal of its mutating calls.
 struct Run<'a> {
     api: &'a dyn NodeGroups,
-    cluster: &'a str,
+    cluster: &'a ClusterRef,
     known: BTreeMap<String, NodeGroup>,
     touched: BTreeSet<String>,
     started: Instant,
+    journal: Journal,
 }
 
 impl<'a> Run<'a> {
-    fn new(api: &'a dyn NodeGroups, cluster: &'a str, live: &[NodeGroup]) -> Self {
+    fn new(api: &'a dyn NodeGroups, cluster: &'a ClusterRef, live: &[NodeGroup]) -> Self {
         Run {
             api,
             cluster,
-            known: live.iter().map(|g| (g.name.clone(), g.clone())).collect(),
-            touched: live.iter().map(|g| g.name.clone()).collect(),
+            known: live
+                .iter()
+                .map(|g| (g.spec.name.clone(), g.clone()))
+                .collect(),
+            touched: live.iter().map(|g| g.spec.name.clone()).collect(),
             started: Instant::now(),
+            journal: Journal::new(),
         }
+    }
+
+    /// What a group is called in messages: `node group train-spot` on EKS, `agent pool
+    /// gs…` on AKS.
+    fn what(&self, name: &str) -> String {
+        let kind = self.api.traits().kind;
+        let kind = kind.split_once(' ').map_or(kind, |(_, k)| k);
+        format!("{kind} {name}")
+    }
+
+    /// The journal's name of group `name`: `<cluster>/<name>`.
+    fn target(&self, name: &str) -> String {
+        format!("{}/{name}", self.cluster)
     }
 
     /// Waits for `name` to reach `target` with what is left of `timeout` since the run
@@ -234,8 +199,8 @@ impl<'a> Run<'a> {
             .await
             .map_err(|e| {
                 let step = match target {
-                    WaitTarget::Active => format!("waiting for node group {name} to be ACTIVE"),
-                    WaitTarget::Deleted => format!("waiting for node group {name} to be deleted"),
+                    WaitTarget::Active => format!("waiting for {} to be ACTIVE", self.what(name)),
+                    WaitTarget::Deleted => format!("waiting for {} to be deleted", self.what(name)),
                 };
                 let e = match e {
                     CloudError::Timeout { what, .. } => CloudError::Timeout {
@@ -250,14 +215,13 @@ impl<'a> Run<'a> {
 
     async fn apply(
         &mut self,
-        desired: &[NodeGroupSpec],
-        placement: &Placement,
+        desired: &[GroupSpec],
         timeouts: &Timeouts,
         token_seed: &str,
     ) -> StepResult {
-        self.refuse_replacements(desired, placement)?;
+        self.refuse_replacements(desired)?;
         self.delete_failed(desired, timeouts.delete).await?;
-        self.create_missing(desired, placement, timeouts.create, token_seed)
+        self.create_missing(desired, timeouts.create, token_seed)
             .await?;
         for d in desired {
             self.update(d, timeouts.update).await?;
@@ -274,7 +238,7 @@ impl<'a> Run<'a> {
 
     /// A live group that differs in what cannot change in place is not touched: the plan
     /// should have rolled it to a new generation, so this is an error, not a silent delete.
-    fn refuse_replacements(&self, desired: &[NodeGroupSpec], placement: &Placement) -> StepResult {
+    fn refuse_replacements(&self, desired: &[GroupSpec]) -> StepResult {
         for d in desired {
             let Some(l) = self.known.get(&d.name) else {
                 continue;
@@ -282,12 +246,12 @@ impl<'a> Run<'a> {
             if l.status == NodeGroupStatus::CreateFailed {
                 continue;
             }
-            let why = roll_reasons(d, l, placement);
+            let why = roll_reasons(d, l);
             if why.is_empty() {
                 continue;
             }
             return Err((
-                format!("updating node group {}", d.name),
+                format!("updating {}", self.what(&d.name)),
                 CloudError::Invalid(format!(
                     "the live group differs in what cannot change in place ({}); such a \
                      change rolls the group to a new generation, so plan again (or delete \
@@ -300,7 +264,7 @@ impl<'a> Run<'a> {
     }
 
     /// Deletes desired groups whose creation failed, so they are created again.
-    async fn delete_failed(&mut self, desired: &[NodeGroupSpec], timeout: Duration) -> StepResult {
+    async fn delete_failed(&mut self, desired: &[GroupSpec], timeout: Duration) -> StepResult {
         let failed: Vec<String> = desired
             .iter()
             .filter(|d| {
@@ -313,15 +277,16 @@ impl<'a> Run<'a> {
         self.delete_all(&failed, timeout).await
     }
 
-    /// Starts every missing group, then waits for each to be `ACTIVE`.
+    /// Starts every missing group, then waits for each to be `ACTIVE` (where the cloud
+    /// runs one operation per cluster, each is waited for before the next starts).
     async fn create_missing(
         &mut self,
-        desired: &[NodeGroupSpec],
-        placement: &Placement,
+        desired: &[GroupSpec],
         timeout: Duration,
         token_seed: &str,
     ) -> StepResult {
-        let missing: Vec<&NodeGroupSpec> = desired
+        let serial = self.api.traits().serial_operations;
+        let missing: Vec<&GroupSpec> = desired
             .iter()
             .filter(|d| !self.known.contains_key(&d.name))
             .collect();
@@ -329,31 +294,44 @@ impl<'a> Run<'a> {
         for d in &missing {
             self.touched.insert(d.name.clone());
             let d = &self.with_inherited_count(d, &wanted);
-            let req = to_request(d, self.cluster, placement, &token(token_seed, &d.name));
-            let step = || format!("creating node group {}", d.name);
-            match self.api.create_node_group(&req).await {
+            let step = || format!("creating {}", self.what(&d.name));
+            let created = self
+                .journal
+                .run(
+                    Verb::Create,
+                    &self.target(&d.name),
+                    self.api
+                        .create_group(self.cluster, d, &token(token_seed, &d.name)),
+                )
+                .await;
+            match created {
                 Ok(g) => {
-                    self.known.insert(g.name.clone(), g);
+                    self.known.insert(g.spec.name.clone(), g);
                 }
                 Err(CloudError::Conflict(msg)) => {
                     // Created by an earlier, interrupted attempt: adopt it when it is ours.
                     let found = self
                         .api
-                        .describe_node_group(self.cluster, &d.name)
+                        .get_group(self.cluster, &d.name)
                         .await
                         .map_err(|e| (step(), e))?;
                     match found {
-                        Some(g) if roll_reasons(d, &g, placement).is_empty() => {
-                            self.known.insert(g.name.clone(), g);
+                        Some(g) if roll_reasons(d, &g).is_empty() => {
+                            self.known.insert(g.spec.name.clone(), g);
                         }
                         _ => return Err((step(), CloudError::Conflict(msg))),
                     }
                 }
                 Err(e) => return Err((step(), e)),
             }
+            if serial {
+                self.wait_active(&d.name, timeout).await?;
+            }
         }
-        for d in &missing {
-            self.wait_active(&d.name, timeout).await?;
+        if !serial {
+            for d in &missing {
+                self.wait_active(&d.name, timeout).await?;
+            }
         }
         Ok(())
     }
@@ -361,7 +339,7 @@ impl<'a> Run<'a> {
     /// `d` starting with as many nodes as the live group of its capacity type that it
     /// replaces (one not `wanted`, deleted once `d` is ready), so a roll keeps the pool's
     /// node count instead of dropping to `min`; unchanged when `d` sets its own count.
-    fn with_inherited_count(&self, d: &NodeGroupSpec, wanted: &BTreeSet<&str>) -> NodeGroupSpec {
+    fn with_inherited_count(&self, d: &GroupSpec, wanted: &BTreeSet<&str>) -> GroupSpec {
         let mut d = d.clone();
         if d.scaling.desired.is_some() {
             return d;
@@ -369,8 +347,8 @@ impl<'a> Run<'a> {
         let replaced = self
             .known
             .values()
-            .filter(|g| !wanted.contains(g.name.as_str()) && g.capacity_type == d.capacity_type)
-            .map(|g| g.scaling.desired.unwrap_or(g.scaling.min))
+            .filter(|g| !wanted.contains(g.name()) && g.spec.capacity == d.capacity)
+            .map(|g| g.spec.scaling.desired.unwrap_or(g.spec.scaling.min))
             .max();
         if let Some(n) = replaced {
             d.scaling.desired = Some(n.clamp(d.scaling.min, d.scaling.max.max(d.scaling.min)));
@@ -378,9 +356,9 @@ impl<'a> Run<'a> {
         d
     }
 
-    /// Updates one live group in place: scaling, labels and taints in one config update,
-    /// then tags; waits for `ACTIVE` before and after.
-    async fn update(&mut self, d: &NodeGroupSpec, timeout: Duration) -> StepResult {
+    /// Updates one live group in place to the whole of `d` (the adapter sends what
+    /// differs); waits for `ACTIVE` before, and after when the cloud started an operation.
+    async fn update(&mut self, d: &GroupSpec, timeout: Duration) -> StepResult {
         let Some(l) = self.known.get(&d.name) else {
             return Ok(());
         };
@@ -390,59 +368,66 @@ impl<'a> Run<'a> {
         let Some(l) = self.known.get(&d.name).cloned() else {
             return Ok(());
         };
-        let change = config_update(d, &l);
-        if !change.is_empty() {
-            let step = format!("updating node group {}", d.name);
-            self.api
-                .update_node_group_config(self.cluster, &d.name, &change)
-                .await
-                .map_err(|e| (step, e))?;
-            self.wait_active(&d.name, timeout).await?;
+        if in_place_equal(d, &l.spec) {
+            return Ok(());
         }
-        let (add, remove) = tag_update(&d.tags, &l.tags);
-        if !add.is_empty() || !remove.is_empty() {
-            let step = format!("tagging node group {}", d.name);
-            self.api
-                .tag_node_group(&l.arn, &add, &remove)
-                .await
-                .map_err(|e| (step, e))?;
-            if let Some(g) = self.known.get_mut(&d.name) {
-                g.tags.extend(add);
-                for k in &remove {
-                    g.tags.remove(k);
-                }
-            }
+        let step = format!("updating {}", self.what(&d.name));
+        let started = self
+            .journal
+            .run(
+                Verb::Update,
+                &self.target(&d.name),
+                self.api.update_group(self.cluster, d),
+            )
+            .await
+            .map_err(|e| (step, e))?;
+        if started {
+            self.wait_active(&d.name, timeout).await?;
+        } else if let Some(g) = self.known.get_mut(&d.name) {
+            g.spec.tags = d.tags.clone();
         }
         Ok(())
     }
 
-    /// Starts deleting each of `names` (already gone is fine), then waits for each.
+    /// Starts deleting each of `names` (already gone is fine), then waits for each (one
+    /// at a time where the cloud runs one operation per cluster).
     async fn delete_all(&mut self, names: &[String], timeout: Duration) -> StepResult {
+        let serial = self.api.traits().serial_operations;
         let mut started = Vec::new();
         for n in names {
             self.touched.insert(n.clone());
-            match self.api.delete_node_group(self.cluster, n).await {
+            let deleted = self
+                .journal
+                .run(
+                    Verb::Delete,
+                    &self.target(n),
+                    self.api.delete_group(self.cluster, n),
+                )
+                .await;
+            match deleted {
                 Ok(()) => started.push(n),
                 Err(CloudError::NotFound(_)) => {
                     self.known.remove(n);
                 }
                 // Already being deleted (an earlier attempt whose answer was lost, or an
                 // interrupted run): wait for it like for our own delete.
-                Err(CloudError::Conflict(msg)) => {
-                    match self.api.describe_node_group(self.cluster, n).await {
-                        Ok(Some(g)) if g.status == NodeGroupStatus::Deleting => started.push(n),
-                        Ok(None) => {
-                            self.known.remove(n);
-                        }
-                        _ => {
-                            return Err((
-                                format!("deleting node group {n}"),
-                                CloudError::Conflict(msg),
-                            ));
-                        }
+                Err(CloudError::Conflict(msg)) => match self.api.get_group(self.cluster, n).await {
+                    Ok(Some(g)) if g.status == NodeGroupStatus::Deleting => started.push(n),
+                    Ok(None) => {
+                        self.known.remove(n);
                     }
-                }
-                Err(e) => return Err((format!("deleting node group {n}"), e)),
+                    _ => {
+                        return Err((
+                            format!("deleting {}", self.what(n)),
+                            CloudError::Conflict(msg),
+                        ));
+                    }
+                },
+                Err(e) => return Err((format!("deleting {}", self.what(n)), e)),
+            }
+            if serial && let Some(n) = started.pop() {
+                self.wait(n, WaitTarget::Deleted, timeout).await?;
+                self.known.remove(n);
             }
         }
         for n in started {
@@ -454,7 +439,7 @@ impl<'a> Run<'a> {
 
     async fn wait_active(&mut self, name: &str, timeout: Duration) -> StepResult {
         if let Some(g) = self.wait(name, WaitTarget::Active, timeout).await? {
-            self.known.insert(g.name.clone(), g);
+            self.known.insert(g.spec.name.clone(), g);
         }
         Ok(())
     }
@@ -469,91 +454,34 @@ impl<'a> Run<'a> {
             Err(_) => self.known.into_values().collect(),
         };
         let mut live = live;
-        live.sort_by(|a, b| a.name.cmp(&b.name));
+        live.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         let error = result.err().map(|(step, source)| ReconcileError {
             step,
             source,
-            existing: live.iter().map(|g| g.name.clone()).collect(),
+            existing: live.iter().map(|g| g.spec.name.clone()).collect(),
         });
-        Outcome { live, error }
-    }
-}
-
-/// Why live group `live` cannot become `d` in place: the one decision plan and apply use
-/// ([`FixedShape::roll_reasons`]) over instance types, image, capacity, node role and
-/// subnets; empty when it can (also how a group found on a create conflict is known to be
-/// the one asked for).
-fn roll_reasons(d: &NodeGroupSpec, live: &NodeGroup, placement: &Placement) -> Vec<String> {
-    let Some(spec) = spec_of_live(live) else {
-        return vec!["it runs on reserved capacity, which a pool does not manage".into()];
-    };
-    let have = FixedShape::of(&spec, &live.node_role_arn, Some(&live.subnets));
-    let want = FixedShape::of(d, &placement.node_role_arn, Some(&placement.subnets));
-    have.roll_reasons(&want)
-}
-
-/// The config update that turns `live` into `d`: scaling (the live desired count kept,
-/// clamped into the new range, unless `d` sets one), labels and taints.
-fn config_update(d: &NodeGroupSpec, live: &NodeGroup) -> NodeGroupUpdate {
-    let (min, max) = (d.scaling.min, d.scaling.max);
-    let live_count = live.scaling.desired.unwrap_or(live.scaling.min);
-    let want = Scaling {
-        min,
-        max,
-        desired: Some(
-            d.scaling
-                .desired
-                .unwrap_or(live_count)
-                .clamp(min, max.max(min)),
-        ),
-    };
-    let mut u = NodeGroupUpdate {
-        scaling: (want != live.scaling).then_some(want),
-        ..Default::default()
-    };
-    for (k, v) in &d.labels {
-        if live.labels.get(k) != Some(v) {
-            u.labels_add.insert(k.clone(), v.clone());
+        Outcome {
+            live,
+            error,
+            mutations: self.journal.entries(),
         }
     }
-    u.labels_remove = live
-        .labels
-        .keys()
-        .filter(|k| !d.labels.contains_key(*k))
-        .cloned()
-        .collect();
-    let want_taints = &d.taints;
-    let same_slot = |a: &Taint, b: &Taint| a.key == b.key && a.effect == b.effect;
-    u.taints_add = want_taints
-        .iter()
-        .filter(|t| !live.taints.contains(t))
-        .cloned()
-        .collect();
-    u.taints_remove = live
-        .taints
-        .iter()
-        .filter(|l| !want_taints.iter().any(|t| same_slot(t, l)))
-        .cloned()
-        .collect();
-    u
 }
 
-/// Tags to add or overwrite and keys to remove; `aws:` tags belong to AWS and stay.
-fn tag_update(
-    want: &BTreeMap<String, String>,
-    live: &BTreeMap<String, String>,
-) -> (BTreeMap<String, String>, Vec<String>) {
-    let add = want
-        .iter()
-        .filter(|(k, v)| live.get(*k) != Some(*v))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let remove = live
-        .keys()
-        .filter(|k| !want.contains_key(*k) && !k.starts_with("aws:"))
-        .cloned()
-        .collect();
-    (add, remove)
+/// Why live group `live` cannot become `d` in place ([`drift::roll_reasons`], the one
+/// decision plan and apply use); empty when it can (also how a group found on a create
+/// conflict is known to be the one asked for).
+fn roll_reasons(d: &GroupSpec, live: &NodeGroup) -> Vec<String> {
+    if live.spec.capacity == CapacityType::Reserved {
+        return vec!["it runs on reserved capacity, which a pool does not manage".into()];
+    }
+    drift::roll_reasons(&live.spec, d)
+}
+
+/// Whether `live` already is `d` in everything that changes in place.
+fn in_place_equal(d: &GroupSpec, live: &GroupSpec) -> bool {
+    let (add, remove) = tag_delta(&live.tags, &d.tags);
+    ConfigDelta::between(live, d).is_empty() && add.is_empty() && remove.is_empty()
 }
 
 /// A short idempotency token for one group's create within one apply: the same seed and

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::catalog::Catalog;
+use crate::offer::Cloud;
 
 /// A small catalog whose every price the tests can read.
 pub(crate) const CSV: &str = "\
@@ -263,6 +264,21 @@ fn name_errors_alone_follow_the_same_rules() {
         validate::name_errors(Cloud::Azure, "", "p")[0].attribute,
         "cluster"
     );
+    // AKS and GKE clusters are named by their cloud's own id.
+    let e = validate::name_errors(Cloud::Azure, "train", "p");
+    assert!(e[0].problem.contains("/subscriptions/"), "{e:?}");
+    let aks = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/train";
+    assert!(validate::name_errors(Cloud::Azure, aks, "p").is_empty());
+    let e = validate::name_errors(Cloud::Gcp, "train", "p");
+    assert!(e[0].problem.contains("projects/"), "{e:?}");
+    assert!(
+        validate::name_errors(
+            Cloud::Gcp,
+            "projects/p/locations/us-central1/clusters/c",
+            "p"
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -362,6 +378,15 @@ fn pinned_types_keep_order() {
     assert_eq!(t[0].on_demand.as_ref().unwrap().usd_per_hour, 8.0);
 }
 
+/// An EKS class (its AMI type is the layout's to set, from the pool's driver).
+fn aws_class() -> NodeClass {
+    NodeClass::Aws(crate::model::AwsClass {
+        node_role: "arn:aws:iam::1:role/n".into(),
+        subnets: None,
+        ami_type: String::new(),
+    })
+}
+
 /// A spec with these counts (L4 × 4).
 fn sized(min: u32, max: u32, odm: u32, spot: bool) -> NodePoolSpec {
     let mut s = spec_of(&l4_config());
@@ -377,9 +402,9 @@ fn sized(min: u32, max: u32, odm: u32, spot: bool) -> NodePoolSpec {
 /// (name, capacity, min, max) of each group.
 fn shapes(s: &NodePoolSpec) -> Vec<(String, CapacityType, u32, u32)> {
     let t = super::instance_types(s, &catalog(), 3);
-    eks::node_groups(s, &t, &BTreeMap::new())
+    layout::groups(s, &t, &aws_class(), &BTreeMap::new())
         .into_iter()
-        .map(|g| (g.name, g.capacity_type, g.scaling.min, g.scaling.max))
+        .map(|g| (g.name, g.capacity, g.scaling.min, g.scaling.max))
         .collect()
 }
 
@@ -422,18 +447,22 @@ fn eks_group_contents() {
         ("project".into(), "llm".into()),
     ]);
     let t = super::instance_types(&s, &catalog(), 3);
-    let groups = eks::node_groups(&s, &t, &defaults);
+    let groups = layout::groups(&s, &t, &aws_class(), &defaults);
     let (od, spot) = (&groups[0], &groups[1]);
     assert_eq!(
-        od.instance_types,
+        od.machine_types,
         ["g6.40xlarge", "g6.12xlarge", "g6.24xlarge"],
         "on-demand priority"
     );
     assert_eq!(
-        spot.instance_types,
+        spot.machine_types,
         ["g6.24xlarge", "g6.12xlarge", "g6.40xlarge"]
     );
-    assert_eq!(spot.ami_type, "AL2023_x86_64_NVIDIA");
+    assert_eq!(
+        spot.class.image(),
+        "AL2023_x86_64_NVIDIA",
+        "from the pool's driver"
+    );
     assert_eq!(spot.scaling.desired, Some(2));
     assert_eq!(od.scaling.desired, Some(1));
     for (g, cap) in [(od, "on-demand"), (spot, "spot")] {
@@ -462,7 +491,7 @@ proptest! {
         let odm = a % (max + 1);
         let min = odm + b % (max - odm + 1);
         let s = sized(min, max, odm, spot);
-        let split = eks::split(&s);
+        let split = layout::split(&s);
         let sum = |f: fn(&Scaling) -> u32| split.on_demand.as_ref().map_or(0, f) + split.spot.as_ref().map_or(0, f);
         prop_assert_eq!(sum(|s| s.min), min);
         prop_assert_eq!(sum(|s| s.max), max);
@@ -478,80 +507,64 @@ proptest! {
     }
 }
 
-/// The groups of the default pool (0–4, one on-demand).
-fn groups() -> Vec<NodeGroupSpec> {
-    let s = sized(0, 4, 1, true);
-    let t = super::instance_types(&s, &catalog(), 3);
-    eks::node_groups(&s, &t, &BTreeMap::new())
-}
-
 #[test]
-fn diff_identical_is_empty() {
-    assert!(diff::diff(&groups(), &groups()).is_empty());
-    let mut live = groups();
-    live.reverse();
-    live[0].instance_types.reverse();
-    assert!(
-        diff::diff(&groups(), &live).is_empty(),
-        "spot types are a set"
-    );
-}
-
-#[test]
-fn diff_in_place() {
-    let mut live = groups();
-    live[1].scaling.max = 9;
-    live[1].labels.insert("old".into(), "x".into());
-    live[1].tags.clear();
-    live[1].taints.pop();
-    let d = diff::diff(&groups(), &live);
-    assert!(d.create.is_empty() && d.delete.is_empty());
-    let u = &d.update[0];
-    assert_eq!(u.name, "train-spot");
-    assert!(!u.replaces());
-    let fields: Vec<&str> = u.changes.iter().map(|c| c.field).collect();
-    assert_eq!(fields, ["scaling.max", "labels", "taints", "tags"]);
-    assert!(
-        u.changes
-            .iter()
-            .all(|c| c.action == Action::InPlace && c.reason.contains("in place"))
-    );
-}
-
-#[test]
-fn diff_replace() {
-    let mut live = groups();
-    live[0].instance_types = vec!["g6.12xlarge".into()];
-    live[1].ami_type = "BOTTLEROCKET_x86_64_NVIDIA".into();
-    live[1].capacity_type = CapacityType::OnDemand;
-    let d = diff::diff(&groups(), &live);
-    assert_eq!(d.replaced(), ["train-od", "train-spot"]);
-    let c = &d.update[0].changes[0];
-    assert_eq!((c.field, c.action), ("instance_types", Action::Replace));
-    assert!(c.reason.contains("cannot change in place"), "{c}");
-    let fields: Vec<&str> = d.update[1].changes.iter().map(|c| c.field).collect();
-    assert_eq!(fields, ["capacity_type", "ami_type"]);
-}
-
-#[test]
-fn diff_create_delete_and_clamp() {
-    let desired = groups();
-    let mut live = vec![desired[1].clone()];
-    live[0].scaling.desired = Some(7);
-    live.push(NodeGroupSpec {
-        name: "stale".into(),
-        ..desired[1].clone()
-    });
-    let d = diff::diff(&desired, &live);
-    assert_eq!(
-        d.create.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
-        ["train-od"]
-    );
-    assert_eq!(d.delete, ["stale"]);
-    let c = &d.update[0].changes[0];
-    assert_eq!(
-        (c.field, c.from.as_str(), c.to.as_str()),
-        ("scaling.desired", "7", "3")
-    );
-    assert!(c.reason.contains("clamped"));
+fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
+    use crate::cloud::traits;
+    use crate::model::{AzureClass, GcpClass};
+    let aws = sized(0, 4, 1, true);
+    let t = super::instance_types(&aws, &catalog(), 3);
+    for (cloud, class) in [
+        (
+            Cloud::Azure,
+            NodeClass::Azure(AzureClass {
+                os_sku: "Ubuntu".into(),
+                gpu_driver: "Install".into(),
+                ..Default::default()
+            }),
+        ),
+        (
+            Cloud::Gcp,
+            NodeClass::Gcp(GcpClass {
+                image_type: "COS_CONTAINERD".into(),
+                driver_version: "DEFAULT".into(),
+                ..Default::default()
+            }),
+        ),
+    ] {
+        let mut s = aws.clone();
+        s.cloud = cloud;
+        let groups = layout::groups(&s, &t, &class, &BTreeMap::new());
+        let rules = traits::of(cloud).unwrap();
+        assert_eq!(groups.len(), 2);
+        for g in &groups {
+            assert!(
+                rules.check_group(g).is_ok(),
+                "{cloud}: {:?}",
+                rules.check_group(g)
+            );
+            assert_eq!(g.machine_types.len(), 1);
+            assert_eq!(g.tags[rules.ownership_tag], "train");
+            assert!(rules.owned_by(g, "train"));
+            assert!(
+                !g.tags.contains_key("gpu.tf/pool"),
+                "not a legal tag name there"
+            );
+            assert_eq!(g.labels["gpu.tf/cloud"], cloud.to_string());
+            assert_eq!(g.class, class);
+        }
+        assert_eq!(
+            groups[0].machine_types[0], "g6.40xlarge",
+            "cheapest on demand"
+        );
+        assert_eq!(
+            groups[1].machine_types[0], t[0].instance_type,
+            "cheapest spot"
+        );
+        let gpu_taint = groups[1].taints.iter().any(|t| t.key == "nvidia.com/gpu");
+        assert_eq!(
+            gpu_taint,
+            cloud == Cloud::Azure,
+            "GKE adds the GPU taint itself"
+        );
+    }
 }

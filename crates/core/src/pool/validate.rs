@@ -19,7 +19,7 @@ pub const POOL_CLOUDS: [Cloud; 3] = [Cloud::Aws, Cloud::Azure, Cloud::Gcp];
 
 /// Longest suffix appended to a pool name to name its node groups (`-spot-` and a
 /// generation).
-pub const GROUP_SUFFIX_LEN: usize = 6 + super::generation::GENERATION_LEN;
+pub const GROUP_SUFFIX_LEN: usize = 6 + super::layout::GENERATION_LEN;
 
 /// What a caller puts in a count of [`NodePoolConfig`] for a number that is not whole
 /// (`gpu_count = 1.5`): reported as "not a whole number" rather than as a value the user
@@ -131,7 +131,7 @@ pub(super) fn validate(
     let reclaim = check_reclaim(&mut p, c, cloud);
     let driver = check_driver(&mut p, c, cloud);
     if let Some(cloud) = cloud {
-        check_names(&mut p, cloud, &c.cluster, &c.name);
+        check_names(&mut p, cloud, &c.region, &c.cluster, &c.name);
         check_tags(&mut p, cloud, &c.tags);
     }
     check_labels(&mut p, &c.labels);
@@ -311,12 +311,14 @@ fn check_driver(
 /// [`NodePoolConfig::validate`]: super::NodePoolConfig::validate
 pub fn name_errors(cloud: Cloud, cluster: &str, name: &str) -> Vec<FieldError> {
     let mut p = Problems::default();
-    check_names(&mut p, cloud, cluster, name);
+    check_names(&mut p, cloud, "", cluster, name);
     p.0
 }
 
-/// `cluster` and `name` in the cloud's format; the name leaves room for the group suffix.
-fn check_names(p: &mut Problems, cloud: Cloud, cluster: &str, name: &str) {
+/// `cluster` as the cloud names a cluster ([`crate::cloud::ClusterRef`]: an EKS name, an
+/// AKS ARM id, a GKE path in `region` or one of its zones; an empty `region` is not
+/// checked) and `name` in the cloud's format (on EKS leaving room for the group suffix).
+fn check_names(p: &mut Problems, cloud: Cloud, region: &str, cluster: &str, name: &str) {
     let shape = |s: &str| {
         s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
             && s.chars()
@@ -338,10 +340,13 @@ fn check_names(p: &mut Problems, cloud: Cloud, cluster: &str, name: &str) {
             );
         }
     } else {
-        for (attr, v) in [("cluster", cluster), ("name", name)] {
-            if v.is_empty() {
-                p.push(attr, "must not be empty");
-            }
+        if cluster.is_empty() {
+            p.push("cluster", "must not be empty");
+        } else if let Err(e) = crate::cloud::ClusterRef::parse(cloud, region, cluster) {
+            p.push("cluster", e.0);
+        }
+        if name.is_empty() {
+            p.push("name", "must not be empty");
         }
     }
 }

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use aws_sdk_eks::types as eks;
 
 use crate::cloud::{
-    CapacityType, CloudError, HealthIssue, NodeGroup, NodeGroupStatus, Scaling, Taint, TaintEffect,
+    AwsClass, CapacityType, CloudError, GroupSpec, HealthIssue, NodeClass, NodeGroup,
+    NodeGroupStatus, Scaling, Taint, TaintEffect, traits,
 };
 
 /// Our scaling as the SDK's (`check` has verified the sizes fit an `i32`); an unset
@@ -100,21 +101,17 @@ fn taint_from_sdk(t: &eks::Taint) -> Result<Taint, CloudError> {
     })
 }
 
-/// A described node group as ours. An unknown capacity type or taint effect is an error
-/// rather than a silent guess.
+/// A described node group as ours (`aws:` tags stripped, taints sorted). An unknown
+/// capacity type or taint effect is an error rather than a silent guess.
 pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, CloudError> {
     // EKS omits capacityType only for groups that predate it: those are on-demand.
     let cap = g.capacity_type().map_or("ON_DEMAND", |c| c.as_str());
     let sc = g.scaling_config();
-    Ok(NodeGroup {
-        cluster: g.cluster_name().unwrap_or_default().to_string(),
+    let mut spec = GroupSpec {
         name: g.nodegroup_name().unwrap_or_default().to_string(),
-        arn: g.nodegroup_arn().unwrap_or_default().to_string(),
-        status: status_from_eks(g.status().map_or("", |s| s.as_str())),
-        capacity_type: capacity_from_eks(cap)
+        capacity: capacity_from_eks(cap)
             .ok_or_else(|| CloudError::Other(format!("unknown capacity type {cap:?}")))?,
-        instance_types: g.instance_types().to_vec(),
-        ami_type: g.ami_type().map_or("", |a| a.as_str()).to_string(),
+        machine_types: g.instance_types().to_vec(),
         scaling: Scaling {
             min: size(sc.and_then(|s| s.min_size())),
             max: size(sc.and_then(|s| s.max_size())),
@@ -127,8 +124,18 @@ pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, Cloud
             .map(taint_from_sdk)
             .collect::<Result<_, _>>()?,
         tags: to_btree(g.tags()),
-        node_role_arn: g.node_role().unwrap_or_default().to_string(),
-        subnets: g.subnets().to_vec(),
+        class: NodeClass::Aws(AwsClass {
+            node_role: g.node_role().unwrap_or_default().to_string(),
+            subnets: Some(g.subnets().to_vec()),
+            ami_type: g.ami_type().map_or("", |a| a.as_str()).to_string(),
+        }),
+    };
+    spec.taints.sort();
+    traits::EKS.strip_system(&mut spec);
+    Ok(NodeGroup {
+        id: g.nodegroup_arn().unwrap_or_default().to_string(),
+        status: status_from_eks(g.status().map_or("", |s| s.as_str())),
+        spec,
         kubernetes_version: g.version().map(str::to_string),
         health: g
             .health()
@@ -186,6 +193,8 @@ mod tests {
             .cluster_name("c")
             .status(eks::NodegroupStatus::Degraded)
             .capacity_type(eks::CapacityTypes::Spot)
+            .tags("aws:cloudformation:stack-name", "x")
+            .tags("team", "ml")
             .health(
                 eks::NodegroupHealth::builder()
                     .issues(
@@ -199,8 +208,10 @@ mod tests {
             .build();
         let n = node_group_from_sdk(&g).unwrap();
         assert_eq!(n.status, NodeGroupStatus::Degraded);
-        assert_eq!(n.capacity_type, CapacityType::Spot);
+        assert_eq!(n.spec.capacity, CapacityType::Spot);
         assert_eq!(n.health[0].code, "AsgInstanceLaunchFailures");
+        let tags: Vec<&str> = n.spec.tags.keys().map(String::as_str).collect();
+        assert_eq!(tags, ["team"], "AWS's own tags are stripped on read");
         let bad = eks::Nodegroup::builder()
             .capacity_type(eks::CapacityTypes::from("HYBRID"))
             .build();

@@ -17,6 +17,7 @@ mod retrying;
 pub use config_cache::{ConfigCache, ConfigKey};
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_eks::config::Region;
@@ -24,8 +25,12 @@ use aws_sdk_eks::config::retry::RetryConfig;
 use aws_sdk_eks::config::timeout::TimeoutConfig;
 use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTaintsPayload};
 
+use super::delta::{ConfigDelta, tag_delta};
 use super::poll::{self, Backoff, TokioClock, wait_step, wait_what};
-use super::{CloudError, NodeGroup, NodeGroupRequest, NodeGroupUpdate, NodeGroups, WaitTarget};
+use super::{
+    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, WaitTarget,
+    traits,
+};
 use crate::cancel::Cancel;
 use crate::retry::{RetryPolicy, fresh_token};
 use convert::{map_or_none, node_group_from_sdk, scaling_to_sdk, taint_to_sdk, vec_or_none};
@@ -57,6 +62,9 @@ pub struct Eks {
     backoff: Backoff,
     retry: RetryPolicy,
     cancel: Cancel,
+    /// Each cluster's subnets, read once (DescribeCluster) by the first group that needs
+    /// them: a cluster's subnets do not change during an operation.
+    cluster_subnets: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
 }
 
 impl Eks {
@@ -97,6 +105,7 @@ impl Eks {
             backoff: opts.backoff.unwrap_or_default(),
             retry: opts.retry.unwrap_or_default(),
             cancel: opts.cancel.clone(),
+            cluster_subnets: Arc::default(),
         }
     }
 
@@ -107,6 +116,7 @@ impl Eks {
             backoff,
             retry,
             cancel: Cancel::new(),
+            cluster_subnets: Arc::default(),
         }
     }
 
@@ -116,71 +126,46 @@ impl Eks {
     }
 }
 
-#[async_trait::async_trait]
-impl NodeGroups for Eks {
-    async fn create_node_group(&self, req: &NodeGroupRequest) -> Result<NodeGroup, CloudError> {
-        req.validate()?;
-        let call = self
-            .client
-            .create_nodegroup()
-            .cluster_name(&req.cluster)
-            .nodegroup_name(&req.name)
-            .capacity_type(CapacityTypes::from(convert::capacity_to_eks(
-                req.capacity_type,
-            )))
-            .set_instance_types(Some(req.instance_types.clone()))
-            .ami_type(AmiTypes::from(req.ami_type.as_str()))
-            .scaling_config(scaling_to_sdk(req.scaling)?)
-            .set_labels(map_or_none(&req.labels))
-            .set_taints(vec_or_none(
-                &req.taints.iter().map(taint_to_sdk).collect::<Vec<_>>(),
-            ))
-            .set_tags(map_or_none(&req.tags))
-            .node_role(&req.node_role_arn)
-            .set_subnets(Some(req.subnets.clone()))
-            // Without one the SDK generates a fresh token per call, so only a caller's
-            // token makes a retried create idempotent.
-            .set_client_request_token(req.client_request_token.clone());
-        let out = send(&self.retry, &self.cancel, "CreateNodegroup", || {
+impl Eks {
+    /// The subnet ids `cluster` was created with, where node groups go by default (read
+    /// once per adapter).
+    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+        let known = self
+            .cluster_subnets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(cluster)
+            .cloned();
+        if let Some(s) = known {
+            return Ok(s);
+        }
+        let call = self.client.describe_cluster().name(cluster);
+        let out = send(&self.retry, &self.cancel, "DescribeCluster", || {
             call.clone().send()
         })
         .await?;
-        let g = out
-            .nodegroup()
-            .ok_or_else(|| CloudError::Other("CreateNodegroup: no nodegroup in response".into()))?;
-        node_group_from_sdk(g)
+        let c = out
+            .cluster()
+            .ok_or_else(|| CloudError::NotFound(format!("cluster {cluster}")))?;
+        let subnets = c
+            .resources_vpc_config()
+            .map(|v| v.subnet_ids().to_vec())
+            .unwrap_or_default();
+        self.cluster_subnets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(cluster.to_string(), subnets.clone());
+        Ok(subnets)
     }
 
-    async fn describe_node_group(
+    /// Sends the config delta `delta` (scaling, labels, taints) as one
+    /// UpdateNodegroupConfig.
+    async fn update_config(
         &self,
         cluster: &str,
         name: &str,
-    ) -> Result<Option<NodeGroup>, CloudError> {
-        let call = self
-            .client
-            .describe_nodegroup()
-            .cluster_name(cluster)
-            .nodegroup_name(name);
-        match send(&self.retry, &self.cancel, "DescribeNodegroup", || {
-            call.clone().send()
-        })
-        .await
-        {
-            Ok(out) => out.nodegroup().map(node_group_from_sdk).transpose(),
-            Err(CloudError::NotFound(_)) => Ok(None),
-            Err(other) => Err(other),
-        }
-    }
-
-    async fn update_node_group_config(
-        &self,
-        cluster: &str,
-        name: &str,
-        update: &NodeGroupUpdate,
+        delta: &ConfigDelta,
     ) -> Result<(), CloudError> {
-        if update.is_empty() {
-            return Err(CloudError::Invalid("the update changes nothing".into()));
-        }
         let mut call = self
             .client
             .update_nodegroup_config()
@@ -188,24 +173,24 @@ impl NodeGroups for Eks {
             .nodegroup_name(name)
             // One token per logical update, the same on every retry of it.
             .client_request_token(fresh_token("gputf-update"));
-        if let Some(s) = update.scaling {
+        if let Some(s) = delta.scaling {
             call = call.scaling_config(scaling_to_sdk(s)?);
         }
-        if !update.labels_add.is_empty() || !update.labels_remove.is_empty() {
+        if !delta.labels_add.is_empty() || !delta.labels_remove.is_empty() {
             call = call.labels(
                 UpdateLabelsPayload::builder()
-                    .set_add_or_update_labels(map_or_none(&update.labels_add))
-                    .set_remove_labels(vec_or_none(&update.labels_remove))
+                    .set_add_or_update_labels(map_or_none(&delta.labels_add))
+                    .set_remove_labels(vec_or_none(&delta.labels_remove))
                     .build(),
             );
         }
-        if !update.taints_add.is_empty() || !update.taints_remove.is_empty() {
+        if !delta.taints_add.is_empty() || !delta.taints_remove.is_empty() {
             let sdk =
                 |ts: &[super::Taint]| vec_or_none(&ts.iter().map(taint_to_sdk).collect::<Vec<_>>());
             call = call.taints(
                 UpdateTaintsPayload::builder()
-                    .set_add_or_update_taints(sdk(&update.taints_add))
-                    .set_remove_taints(sdk(&update.taints_remove))
+                    .set_add_or_update_taints(sdk(&delta.taints_add))
+                    .set_remove_taints(sdk(&delta.taints_remove))
                     .build(),
             );
         }
@@ -216,7 +201,9 @@ impl NodeGroups for Eks {
         Ok(())
     }
 
-    async fn tag_node_group(
+    /// Adds or overwrites `add` and removes `remove` on the resource `arn` (tags are not
+    /// part of EKS's config update).
+    async fn retag(
         &self,
         arn: &str,
         add: &BTreeMap<String, String>,
@@ -246,29 +233,126 @@ impl NodeGroups for Eks {
         }
         Ok(())
     }
+}
 
-    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
-        let call = self.client.describe_cluster().name(cluster);
-        let out = send(&self.retry, &self.cancel, "DescribeCluster", || {
+/// The EKS name of `cluster`; any other cloud's cluster is refused before a call.
+fn eks_name(cluster: &ClusterRef) -> Result<&str, CloudError> {
+    match cluster {
+        ClusterRef::Eks { name, .. } => Ok(name),
+        other => Err(CloudError::Invalid(format!(
+            "{other} is not an EKS cluster"
+        ))),
+    }
+}
+
+#[async_trait::async_trait]
+impl NodeGroups for Eks {
+    fn traits(&self) -> &'static CloudTraits {
+        &traits::EKS
+    }
+
+    async fn create_group(
+        &self,
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+        token: &str,
+    ) -> Result<NodeGroup, CloudError> {
+        let name = eks_name(cluster)?;
+        traits::EKS.check_group(spec).map_err(CloudError::Invalid)?;
+        let NodeClass::Aws(class) = &spec.class else {
+            return Err(CloudError::Invalid(
+                "an EKS node group needs an AWS class".into(),
+            ));
+        };
+        let subnets = match &class.subnets {
+            Some(s) => s.clone(),
+            None => self.cluster_subnets(name).await?,
+        };
+        if subnets.is_empty() {
+            return Err(CloudError::Invalid(format!(
+                "cluster {name} reports no subnets; set the pool's aws.subnet_ids"
+            )));
+        }
+        let call = self
+            .client
+            .create_nodegroup()
+            .cluster_name(name)
+            .nodegroup_name(&spec.name)
+            .capacity_type(CapacityTypes::from(convert::capacity_to_eks(spec.capacity)))
+            .set_instance_types(Some(spec.machine_types.clone()))
+            .ami_type(AmiTypes::from(class.ami_type.as_str()))
+            .scaling_config(scaling_to_sdk(spec.scaling.resolved_against(None))?)
+            .set_labels(map_or_none(&spec.labels))
+            .set_taints(vec_or_none(
+                &spec.taints.iter().map(taint_to_sdk).collect::<Vec<_>>(),
+            ))
+            .set_tags(map_or_none(&spec.tags))
+            .node_role(&class.node_role)
+            .set_subnets(Some(subnets))
+            // Without one the SDK generates a fresh token per call, so only a caller's
+            // token makes a retried create idempotent.
+            .client_request_token(token);
+        let out = send(&self.retry, &self.cancel, "CreateNodegroup", || {
             call.clone().send()
         })
         .await?;
-        let c = out
-            .cluster()
-            .ok_or_else(|| CloudError::NotFound(format!("cluster {cluster}")))?;
-        Ok(c.resources_vpc_config()
-            .map(|v| v.subnet_ids().to_vec())
-            .unwrap_or_default())
+        let g = out
+            .nodegroup()
+            .ok_or_else(|| CloudError::Other("CreateNodegroup: no nodegroup in response".into()))?;
+        node_group_from_sdk(g)
     }
 
-    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
+    async fn get_group(
+        &self,
+        cluster: &ClusterRef,
+        name: &str,
+    ) -> Result<Option<NodeGroup>, CloudError> {
+        let call = self
+            .client
+            .describe_nodegroup()
+            .cluster_name(eks_name(cluster)?)
+            .nodegroup_name(name);
+        match send(&self.retry, &self.cancel, "DescribeNodegroup", || {
+            call.clone().send()
+        })
+        .await
+        {
+            Ok(out) => out.nodegroup().map(node_group_from_sdk).transpose(),
+            Err(CloudError::NotFound(_)) => Ok(None),
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn update_group(
+        &self,
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+    ) -> Result<bool, CloudError> {
+        let live = self.get_group(cluster, &spec.name).await?.ok_or_else(|| {
+            CloudError::NotFound(format!("node group {} in {cluster}", spec.name))
+        })?;
+        let delta = ConfigDelta::between(&live.spec, spec);
+        let started = !delta.is_empty();
+        if started {
+            self.update_config(eks_name(cluster)?, &spec.name, &delta)
+                .await?;
+        }
+        let (add, remove) = tag_delta(&live.spec.tags, &spec.tags);
+        if !add.is_empty() || !remove.is_empty() {
+            self.retag(&live.id, &add, &remove).await?;
+        }
+        Ok(started)
+    }
+
+    async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {
+        let name = eks_name(cluster)?;
         let mut names = Vec::new();
         let mut next: Option<String> = None;
         loop {
             let call = self
                 .client
                 .list_nodegroups()
-                .cluster_name(cluster)
+                .cluster_name(name)
                 .set_next_token(next.clone());
             let out = send(&self.retry, &self.cancel, "ListNodegroups", || {
                 call.clone().send()
@@ -282,11 +366,11 @@ impl NodeGroups for Eks {
         }
     }
 
-    async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {
+    async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError> {
         let call = self
             .client
             .delete_nodegroup()
-            .cluster_name(cluster)
+            .cluster_name(eks_name(cluster)?)
             .nodegroup_name(name);
         send(&self.retry, &self.cancel, "DeleteNodegroup", || {
             call.clone().send()
@@ -297,7 +381,7 @@ impl NodeGroups for Eks {
 
     async fn wait_until(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
         target: WaitTarget,
         timeout: Duration,
@@ -309,7 +393,7 @@ impl NodeGroups for Eks {
             &self.cancel,
             &wait_what(cluster, name, target),
             || async {
-                let got = self.describe_node_group(cluster, name).await?;
+                let got = self.get_group(cluster, name).await?;
                 wait_step(cluster, name, target, got)
             },
         )

@@ -3,8 +3,12 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+use std::sync::LazyLock;
+
 use super::*;
 use crate::cloud::fake::{FakeNodeGroups, Op};
+use crate::model::{AwsClass, AzureClass, NodeClass, Scaling, Taint};
+use crate::offer::Cloud;
 use crate::pool::spec::{TaintEffect, gpu_taint};
 
 /// The fake never suspends, so polling to completion needs no runtime.
@@ -18,14 +22,16 @@ fn run<F: Future>(f: F) -> F::Output {
     }
 }
 
-const C: &str = "train-east";
+static C: LazyLock<ClusterRef> = LazyLock::new(|| ClusterRef::Eks {
+    region: "us-east-1".into(),
+    name: "train-east".into(),
+});
 
-fn group(name: &str, capacity: CapacityType, min: u32, max: u32) -> NodeGroupSpec {
-    NodeGroupSpec {
+fn group(name: &str, capacity: CapacityType, min: u32, max: u32) -> GroupSpec {
+    GroupSpec {
         name: name.into(),
-        capacity_type: capacity,
-        instance_types: vec!["p5.48xlarge".into()],
-        ami_type: "AL2023_x86_64_NVIDIA".into(),
+        capacity,
+        machine_types: vec!["p5.48xlarge".into()],
         scaling: Scaling {
             min,
             max,
@@ -34,30 +40,27 @@ fn group(name: &str, capacity: CapacityType, min: u32, max: u32) -> NodeGroupSpe
         labels: BTreeMap::from([("gpu.tf/pool".into(), "train".into())]),
         taints: vec![gpu_taint()],
         tags: BTreeMap::from([("team".into(), "ml".into())]),
+        class: NodeClass::Aws(AwsClass {
+            node_role: "arn:aws:iam::123456789012:role/node".into(),
+            subnets: Some(vec!["subnet-0a".into()]),
+            ami_type: "AL2023_x86_64_NVIDIA".into(),
+        }),
     }
 }
 
-fn pool() -> Vec<NodeGroupSpec> {
+fn pool() -> Vec<GroupSpec> {
     vec![
         group("train-od", CapacityType::OnDemand, 1, 1),
         group("train-spot", CapacityType::Spot, 0, 3),
     ]
 }
 
-fn placement() -> Placement {
-    Placement {
-        node_role_arn: "arn:aws:iam::123456789012:role/node".into(),
-        subnets: vec!["subnet-0a".into()],
-    }
-}
-
-fn apply_to(api: &FakeNodeGroups, desired: &[NodeGroupSpec], live: &[NodeGroup]) -> Outcome {
+fn apply_to(api: &FakeNodeGroups, desired: &[GroupSpec], live: &[NodeGroup]) -> Outcome {
     run(apply(
         api,
-        C,
+        &C,
         desired,
         live,
-        &placement(),
         &Timeouts::default(),
         "seed-1",
     ))
@@ -66,7 +69,7 @@ fn apply_to(api: &FakeNodeGroups, desired: &[NodeGroupSpec], live: &[NodeGroup])
 fn ops(api: &FakeNodeGroups) -> Vec<(Op, String)> {
     api.calls()
         .into_iter()
-        .filter(|(op, _, _)| *op != Op::Describe)
+        .filter(|(op, _, _)| *op != Op::Get)
         .map(|(op, _, n)| (op, n))
         .collect()
 }
@@ -76,19 +79,23 @@ fn creates_both_groups_with_the_request_fields_and_reports_them_live() {
     let api = FakeNodeGroups::new().with_settle_after(2);
     let out = apply_to(&api, &pool(), &[]);
     assert_eq!(out.error, None);
-    let names: Vec<&str> = out.live.iter().map(|g| g.name.as_str()).collect();
+    let names: Vec<&str> = out.live.iter().map(|g| g.name()).collect();
     assert_eq!(names, ["train-od", "train-spot"]);
     assert!(out.live.iter().all(|g| g.status == NodeGroupStatus::Active));
     let od = &out.live[0];
-    assert_eq!(od.capacity_type, CapacityType::OnDemand);
+    assert_eq!(od.spec.capacity, CapacityType::OnDemand);
     assert_eq!(
-        (od.scaling.min, od.scaling.max, od.scaling.desired),
+        (
+            od.spec.scaling.min,
+            od.spec.scaling.max,
+            od.spec.scaling.desired
+        ),
         (1, 1, Some(1))
     );
-    assert_eq!(od.subnets, ["subnet-0a"]);
-    assert_eq!(od.taints[0].value, "present");
+    assert_eq!(od.spec.class, pool()[0].class);
+    assert_eq!(od.spec.taints[0].value, "present");
     assert_eq!(
-        out.live[1].scaling.desired,
+        out.live[1].spec.scaling.desired,
         Some(0),
         "a new group starts at its min"
     );
@@ -111,7 +118,7 @@ fn nothing_to_do_makes_no_change_call() {
     assert!(
         api.calls()[before..]
             .iter()
-            .all(|(op, _, _)| *op == Op::Describe),
+            .all(|(op, _, _)| *op == Op::Get),
         "{:?}",
         &api.calls()[before..]
     );
@@ -142,7 +149,7 @@ fn the_second_create_failing_reports_the_first_as_existing() {
 }
 
 #[test]
-fn in_place_changes_are_one_config_update_and_a_tag_call() {
+fn in_place_changes_are_one_update_of_the_whole_desired_state() {
     let api = FakeNodeGroups::new();
     let live = apply_to(&api, &pool(), &[]).live;
     let mut want = pool();
@@ -160,53 +167,40 @@ fn in_place_changes_are_one_config_update_and_a_tag_call() {
     let changes: Vec<Op> = api.calls()[before..]
         .iter()
         .map(|c| c.0)
-        .filter(|op| *op != Op::Describe)
+        .filter(|op| *op != Op::Get)
         .collect();
-    assert_eq!(changes, [Op::Update, Op::Tag]);
+    assert_eq!(changes, [Op::Update]);
     let spot = &out.live[1];
-    assert_eq!(spot.scaling.max, 5);
-    assert_eq!(spot.labels.get("stage").map(String::as_str), Some("prod"));
-    assert_eq!(spot.taints.len(), 2);
-    assert_eq!(spot.tags, want[1].tags, "team removed, project added");
+    assert_eq!(spot.spec.scaling.max, 5);
+    assert_eq!(
+        spot.spec.labels.get("stage").map(String::as_str),
+        Some("prod")
+    );
+    assert_eq!(spot.spec.taints.len(), 2);
+    assert_eq!(spot.spec.tags, want[1].tags, "team removed, project added");
 }
 
 #[test]
 fn the_autoscalers_count_is_kept_unless_it_falls_outside_the_range() {
-    let live = NodeGroup {
-        scaling: Scaling {
-            min: 0,
-            max: 3,
-            desired: Some(2),
-        },
-        ..created(&group("g", CapacityType::Spot, 0, 3))
+    let mut live = group("g", CapacityType::Spot, 0, 3);
+    live.scaling.desired = Some(2);
+    let desired_of = |want: &GroupSpec| {
+        ConfigDelta::between(&live, want)
+            .scaling
+            .and_then(|s| s.desired)
     };
     let mut want = group("g", CapacityType::Spot, 0, 5);
-    assert_eq!(
-        config_update(&want, &live).scaling.and_then(|s| s.desired),
-        Some(2)
-    );
+    assert_eq!(desired_of(&want), Some(2));
     want.scaling.max = 1;
-    assert_eq!(
-        config_update(&want, &live).scaling.and_then(|s| s.desired),
-        Some(1)
-    );
+    assert_eq!(desired_of(&want), Some(1));
     want.scaling = Scaling {
         min: 0,
         max: 3,
         desired: None,
     };
-    assert_eq!(config_update(&want, &live).scaling, None);
+    assert_eq!(ConfigDelta::between(&live, &want).scaling, None);
     want.scaling.desired = Some(3);
-    assert_eq!(
-        config_update(&want, &live).scaling.and_then(|s| s.desired),
-        Some(3)
-    );
-}
-
-/// The live group `g` would be right after its create.
-fn created(g: &NodeGroupSpec) -> NodeGroup {
-    let api = FakeNodeGroups::new();
-    run(api.create_node_group(&to_request(g, C, &placement(), "t"))).unwrap()
+    assert_eq!(desired_of(&want), Some(3));
 }
 
 #[test]
@@ -214,21 +208,21 @@ fn a_change_that_needs_a_replacement_is_refused_without_a_call() {
     let api = FakeNodeGroups::new();
     let live = apply_to(&api, &pool(), &[]).live;
     let mut want = pool();
-    want[1].instance_types = vec!["p4d.24xlarge".into()];
+    want[1].machine_types = vec!["p4d.24xlarge".into()];
     let before = api.calls().len();
     let out = apply_to(&api, &want, &live);
     let e = out.error.expect("refused");
     assert!(
         e.source
             .to_string()
-            .contains("instance types [p5.48xlarge] → [p4d.24xlarge]"),
+            .contains("machine types p5.48xlarge → p4d.24xlarge"),
         "{e}"
     );
     assert_eq!(e.existing, ["train-od", "train-spot"]);
     assert!(
         api.calls()[before..]
             .iter()
-            .all(|(op, _, _)| *op == Op::Describe)
+            .all(|(op, _, _)| *op == Op::Get)
     );
 }
 
@@ -249,18 +243,14 @@ fn unwanted_groups_are_deleted_after_the_others_are_done() {
         ]
     );
     assert_eq!(out.live.len(), 1);
-    assert!(
-        run(api.describe_node_group(C, "train-spot"))
-            .unwrap()
-            .is_none()
-    );
+    assert!(run(api.get_group(&C, "train-spot")).unwrap().is_none());
 }
 
 /// How many non-describe calls were made before call number `before`.
 fn ops_before(api: &FakeNodeGroups, before: usize) -> usize {
     api.calls()[..before]
         .iter()
-        .filter(|(op, _, _)| *op != Op::Describe)
+        .filter(|(op, _, _)| *op != Op::Get)
         .count()
 }
 
@@ -273,10 +263,9 @@ fn a_create_conflict_adopts_our_own_group_and_refuses_a_stranger() {
     // A new apply has a new seed, so its token differs and EKS answers with a conflict.
     let out = run(apply(
         &api,
-        C,
+        &C,
         &pool(),
         &[],
-        &placement(),
         &Timeouts::default(),
         "seed-2",
     ));
@@ -285,14 +274,13 @@ fn a_create_conflict_adopts_our_own_group_and_refuses_a_stranger() {
 
     let api = FakeNodeGroups::new();
     let mut other = pool()[0].clone();
-    other.instance_types = vec!["g5.xlarge".into()];
+    other.machine_types = vec!["g5.xlarge".into()];
     apply_to(&api, &[other], &[]);
     let out = run(apply(
         &api,
-        C,
+        &C,
         &pool()[..1],
         &[],
-        &placement(),
         &Timeouts::default(),
         "seed-2",
     ));
@@ -304,11 +292,11 @@ fn a_create_conflict_adopts_our_own_group_and_refuses_a_stranger() {
 fn a_group_that_failed_to_create_is_deleted_and_created_again() {
     let api = FakeNodeGroups::new();
     let live = apply_to(&api, &pool(), &[]).live;
-    api.set_status(C, "train-spot", NodeGroupStatus::CreateFailed, Vec::new());
+    api.set_status(&C, "train-spot", NodeGroupStatus::CreateFailed, Vec::new());
     let live: Vec<NodeGroup> = live
         .into_iter()
         .map(|mut g| {
-            if g.name == "train-spot" {
+            if g.spec.name == "train-spot" {
                 g.status = NodeGroupStatus::CreateFailed;
             }
             g
@@ -330,11 +318,7 @@ fn a_group_that_failed_to_create_is_deleted_and_created_again() {
 #[test]
 fn a_wait_that_fails_names_the_step() {
     let api = FakeNodeGroups::new().with_settle_after(3);
-    api.inject_after(
-        Op::Describe,
-        1,
-        CloudError::Unauthorized("token expired".into()),
-    );
+    api.inject_after(Op::Get, 1, CloudError::Unauthorized("token expired".into()));
     let out = apply_to(&api, &pool(), &[]);
     let e = out.error.expect("wait error");
     assert_eq!(e.step, "waiting for node group train-od to be ACTIVE");
@@ -346,20 +330,27 @@ fn destroy_deletes_what_exists_and_tolerates_what_is_gone() {
     let api = FakeNodeGroups::new().with_settle_after(2);
     apply_to(&api, &pool()[..1], &[]);
     let names = vec!["train-od".to_string(), "train-spot".to_string()];
-    let out = run(destroy(&api, C, &names, Duration::from_secs(60)));
+    let out = run(destroy(&api, &C, &names, Duration::from_secs(60)));
+    assert_eq!((out.live, out.error), (Vec::new(), None));
+    let deletes: Vec<(Verb, &str, bool)> = out
+        .mutations
+        .iter()
+        .map(|m| (m.verb, m.target.as_str(), m.error.is_some()))
+        .collect();
     assert_eq!(
-        out,
-        Outcome {
-            live: Vec::new(),
-            error: None
-        }
+        deletes,
+        [
+            (Verb::Delete, "train-east/train-od", false),
+            (Verb::Delete, "train-east/train-spot", true)
+        ],
+        "both deletes pass the choke point; the second found nothing to delete"
     );
     assert!(api.groups().is_empty());
 
     let api = FakeNodeGroups::new();
     apply_to(&api, &pool(), &[]);
     api.inject_after(Op::Delete, 1, CloudError::Throttled("slow down".into()));
-    let out = run(destroy(&api, C, &names, Duration::from_secs(60)));
+    let out = run(destroy(&api, &C, &names, Duration::from_secs(60)));
     let e = out.error.expect("second delete fails");
     assert_eq!(e.step, "deleting node group train-spot");
     assert_eq!(
@@ -385,7 +376,7 @@ fn a_stop_during_a_wait_reports_the_groups_that_exist_and_a_rerun_finishes_witho
     // the first poll (what Eks::wait_until returns when its cancel signal is set).
     let api = FakeNodeGroups::new().with_settle_after(2);
     api.inject(
-        Op::Describe,
+        Op::Get,
         CloudError::Cancelled("Terraform asked the provider to stop".into()),
     );
     let out = apply_to(&api, &pool(), &[]);
@@ -418,7 +409,7 @@ fn a_delete_answered_in_use_for_a_group_already_deleting_is_waited_for() {
     let out = apply_to(&api, &pool(), &[]);
     assert_eq!(out.error, None);
     // An earlier attempt started the delete; its answer was lost, the repeat is refused.
-    run(api.delete_node_group(C, "train-spot")).unwrap();
+    run(api.delete_group(&C, "train-spot")).unwrap();
     api.inject_after(
         Op::Delete,
         1,
@@ -426,7 +417,7 @@ fn a_delete_answered_in_use_for_a_group_already_deleting_is_waited_for() {
     );
     let gone = run(destroy(
         &api,
-        C,
+        &C,
         &["train-od".into(), "train-spot".into()],
         Duration::from_secs(60),
     ));
@@ -445,7 +436,7 @@ fn a_delete_answered_in_use_for_an_active_group_is_an_error_naming_it() {
     );
     let r = run(destroy(
         &api,
-        C,
+        &C,
         &["train-od".into()],
         Duration::from_secs(60),
     ));
@@ -464,48 +455,42 @@ struct Slow {
 
 #[async_trait::async_trait]
 impl NodeGroups for Slow {
-    async fn create_node_group(&self, req: &NodeGroupRequest) -> Result<NodeGroup, CloudError> {
-        std::thread::sleep(self.pause);
-        self.inner.create_node_group(req).await
+    fn traits(&self) -> &'static crate::cloud::CloudTraits {
+        self.inner.traits()
     }
-    async fn describe_node_group(
+    async fn create_group(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+        token: &str,
+    ) -> Result<NodeGroup, CloudError> {
+        std::thread::sleep(self.pause);
+        self.inner.create_group(cluster, spec, token).await
+    }
+    async fn get_group(
+        &self,
+        cluster: &ClusterRef,
         name: &str,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        self.inner.describe_node_group(cluster, name).await
+        self.inner.get_group(cluster, name).await
     }
-    async fn update_node_group_config(
+    async fn update_group(
         &self,
-        cluster: &str,
-        name: &str,
-        update: &NodeGroupUpdate,
-    ) -> Result<(), CloudError> {
-        self.inner
-            .update_node_group_config(cluster, name, update)
-            .await
+        cluster: &ClusterRef,
+        spec: &GroupSpec,
+    ) -> Result<bool, CloudError> {
+        self.inner.update_group(cluster, spec).await
     }
-    async fn tag_node_group(
-        &self,
-        arn: &str,
-        add: &BTreeMap<String, String>,
-        remove: &[String],
-    ) -> Result<(), CloudError> {
-        self.inner.tag_node_group(arn, add, remove).await
+    async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {
+        self.inner.list_groups(cluster).await
     }
-    async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
-        self.inner.cluster_subnets(cluster).await
-    }
-    async fn list_node_groups(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
-        self.inner.list_node_groups(cluster).await
-    }
-    async fn delete_node_group(&self, cluster: &str, name: &str) -> Result<(), CloudError> {
+    async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError> {
         std::thread::sleep(self.pause);
-        self.inner.delete_node_group(cluster, name).await
+        self.inner.delete_group(cluster, name).await
     }
     async fn wait_until(
         &self,
-        cluster: &str,
+        cluster: &ClusterRef,
         name: &str,
         target: WaitTarget,
         timeout: Duration,
@@ -529,15 +514,7 @@ fn the_create_timeout_bounds_all_waits_of_the_apply_not_each() {
         create: limit,
         ..Timeouts::default()
     };
-    let out = run(apply(
-        &api,
-        C,
-        &pool(),
-        &[],
-        &placement(),
-        &timeouts,
-        "seed-1",
-    ));
+    let out = run(apply(&api, &C, &pool(), &[], &timeouts, "seed-1"));
     assert_eq!(out.error, None);
     let waits = api.waits.lock().unwrap().clone();
     let names: Vec<&str> = waits.iter().map(|(n, _)| n.as_str()).collect();
@@ -561,15 +538,7 @@ fn a_spent_timeout_gives_the_wait_no_time_and_reports_the_whole_run() {
         create: Duration::from_millis(50), // spent by the two creates
         ..Timeouts::default()
     };
-    let out = run(apply(
-        &api,
-        C,
-        &pool(),
-        &[],
-        &placement(),
-        &timeouts,
-        "seed-1",
-    ));
+    let out = run(apply(&api, &C, &pool(), &[], &timeouts, "seed-1"));
     let waits = api.waits.lock().unwrap().clone();
     assert_eq!(waits[0].1, Duration::ZERO, "{waits:?}");
     let err = out.error.expect("the create cannot finish in time");
@@ -591,26 +560,16 @@ fn a_roll_creates_the_new_generation_and_waits_before_deleting_the_old() {
     let api = FakeNodeGroups::new().with_settle_after(2);
     let live = apply_to(&api, &pool(), &[]).live;
     // The autoscaler has 3 spot nodes running.
-    run(api.update_node_group_config(
-        C,
-        "train-spot",
-        &NodeGroupUpdate {
-            scaling: Some(Scaling {
-                min: 0,
-                max: 3,
-                desired: Some(3),
-            }),
-            ..Default::default()
-        },
-    ))
-    .unwrap();
+    let mut three = pool()[1].clone();
+    three.scaling.desired = Some(3);
+    run(api.update_group(&C, &three)).unwrap();
     let live: Vec<NodeGroup> = live
         .iter()
-        .map(|g| run(api.describe_node_group(C, &g.name)).unwrap().unwrap())
+        .map(|g| run(api.get_group(&C, g.name())).unwrap().unwrap())
         .collect();
     let mut want = pool();
     want[1].name = "train-spot-ab12".into();
-    want[1].instance_types = vec!["p4d.24xlarge".into()];
+    want[1].machine_types = vec!["p4d.24xlarge".into()];
     let before = api.calls().len();
     let out = apply_to(&api, &want, &live);
     assert_eq!(out.error, None);
@@ -630,14 +589,92 @@ fn a_roll_creates_the_new_generation_and_waits_before_deleting_the_old() {
     // the old one's delete.
     let waits = calls[create..delete]
         .iter()
-        .filter(|c| **c == (Op::Describe, "train-spot-ab12".into()))
+        .filter(|c| **c == (Op::Get, "train-spot-ab12".into()))
         .count();
     assert!(create < delete && waits >= 2, "{calls:?}");
-    let names: Vec<&str> = out.live.iter().map(|g| g.name.as_str()).collect();
+    let names: Vec<&str> = out.live.iter().map(|g| g.name()).collect();
     assert_eq!(names, ["train-od", "train-spot-ab12"]);
     assert_eq!(
-        out.live[1].scaling.desired,
+        out.live[1].spec.scaling.desired,
         Some(3),
         "the new generation starts with the old one's node count"
+    );
+}
+
+fn aks_cluster() -> ClusterRef {
+    ClusterRef::Aks {
+        subscription: "00000000-0000-0000-0000-000000000000".into(),
+        resource_group: "rg".into(),
+        name: "train".into(),
+    }
+}
+
+fn aks_group(name: &str, capacity: CapacityType, driver: &str) -> GroupSpec {
+    GroupSpec {
+        machine_types: vec!["Standard_NC24ads_A100_v4".into()],
+        class: NodeClass::Azure(AzureClass {
+            os_sku: "Ubuntu".into(),
+            gpu_driver: driver.into(),
+            ..Default::default()
+        }),
+        ..group(name, capacity, 0, 3)
+    }
+}
+
+#[test]
+fn on_aks_one_operation_runs_at_a_time_and_a_roll_still_creates_before_it_deletes() {
+    // AKS answers 409 OperationNotAllowed to a second agent-pool operation in a cluster;
+    // the fake does too, so starting both creates before waiting would fail here.
+    let api = FakeNodeGroups::for_cloud(Cloud::Azure).with_settle_after(2);
+    let c = aks_cluster();
+    let pool = vec![
+        aks_group("goaaaaaaaaaa", CapacityType::OnDemand, "Install"),
+        aks_group("gsaaaaaaaaaa", CapacityType::Spot, "Install"),
+    ];
+    let out = run(apply(&api, &c, &pool, &[], &Timeouts::default(), "s"));
+    assert_eq!(out.error, None);
+    assert_eq!(out.live.len(), 2);
+    // The spot pool rolls (GPU driver is fixed on AKS): new first, ready, then old gone.
+    let mut want = pool.clone();
+    want[1] = aks_group("gsbbbbbbbbbb", CapacityType::Spot, "None");
+    let before = api.calls().len();
+    let out = run(apply(&api, &c, &want, &out.live, &Timeouts::default(), "s"));
+    assert_eq!(out.error, None, "{:?}", out.error);
+    let calls: Vec<(Op, String)> = api.calls()[before..]
+        .iter()
+        .map(|(op, _, n)| (*op, n.clone()))
+        .collect();
+    let create = calls
+        .iter()
+        .position(|c| *c == (Op::Create, "gsbbbbbbbbbb".into()));
+    let delete = calls
+        .iter()
+        .position(|c| *c == (Op::Delete, "gsaaaaaaaaaa".into()));
+    assert!(create.unwrap() < delete.unwrap(), "{calls:?}");
+    let names: Vec<&str> = out.live.iter().map(|g| g.name()).collect();
+    assert_eq!(names, ["goaaaaaaaaaa", "gsbbbbbbbbbb"]);
+    let verbs: Vec<Verb> = out.mutations.iter().map(|m| m.verb).collect();
+    assert_eq!(
+        verbs,
+        [Verb::Create, Verb::Delete],
+        "every mutation is journaled"
+    );
+}
+
+#[test]
+fn on_aks_system_labels_are_not_a_change() {
+    let api = FakeNodeGroups::for_cloud(Cloud::Azure);
+    let c = aks_cluster();
+    let pool = vec![aks_group("gsaaaaaaaaaa", CapacityType::Spot, "Install")];
+    let live = run(apply(&api, &c, &pool, &[], &Timeouts::default(), "s")).live;
+    let before = api.calls().len();
+    let out = run(apply(&api, &c, &pool, &live, &Timeouts::default(), "s"));
+    assert_eq!(out.error, None);
+    assert!(
+        api.calls()[before..]
+            .iter()
+            .all(|(op, _, _)| *op == Op::Get),
+        "AKS's own spot label and taint are stripped, so nothing is updated: {:?}",
+        &api.calls()[before..]
     );
 }

@@ -5,11 +5,10 @@ use std::collections::BTreeSet;
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cloud::aws::{Eks, EksOptions};
-use gpu_core::cloud::{CloudError, NodeGroup, NodeGroups};
+use gpu_core::cloud::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
+use gpu_core::model::CapacityType;
 use gpu_core::offer::Cloud;
-use gpu_core::pool::generation::is_group_of;
-use gpu_core::pool::reconcile::{self, Placement};
-use gpu_core::pool::spec::LABEL_POOL;
+use gpu_core::pool::{layout, reconcile};
 use gpu_core::retry::RetryPolicy;
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -18,7 +17,7 @@ use super::desired::{self, Settings};
 use super::groups;
 use super::inputs::{self, text};
 use super::plan::set;
-use super::read::{group_names, state_from_live};
+use super::read::state_from_live;
 
 /// Connects to EKS in `region` with the provider's AWS settings and the usual chain
 /// (loaded once per region and profile for the life of the process).
@@ -92,13 +91,16 @@ pub async fn apply_with(
             .into(),
         );
     }
-    let mut want = desired::with_types(spec, None, catalog, settings);
+    let mut want = desired::with_types(spec, None, catalog, settings, planned);
     // The same naming as the plan's (same prior, same planned pool): kept groups keep
     // their names, rolled ones get their new generation's.
-    desired::name_groups(&mut want, prior, planned);
-    let cluster = want.spec.cluster.clone();
+    desired::name_groups(&mut want, prior);
+    let cluster = match cluster_of(planned) {
+        Ok(c) => c,
+        Err(d) => return failed(prior.clone(), d),
+    };
     let aws = inputs::aws_settings(planned);
-    let Some(node_role_arn) = aws.node_role_arn.clone() else {
+    if aws.node_role_arn.is_none() {
         return failed(
             prior.clone(),
             Diagnostic::error(
@@ -109,32 +111,8 @@ pub async fn apply_with(
             .into(),
         );
     };
-    let subnets = match aws.subnet_ids.clone().filter(|s| !s.is_empty()) {
-        Some(s) => s,
-        None => match api.cluster_subnets(&cluster).await {
-            Ok(s) if !s.is_empty() => s,
-            Ok(_) => {
-                return failed(
-                    prior.clone(),
-                    cloud_error(
-                        &format!("EKS cluster `{cluster}` reports no subnets; set aws.subnet_ids"),
-                        None,
-                    ),
-                );
-            }
-            Err(e) => {
-                return failed(
-                    prior.clone(),
-                    cloud_error(
-                        &format!("reading the subnets of EKS cluster `{cluster}`"),
-                        Some(&e),
-                    ),
-                );
-            }
-        },
-    };
     let wanted: Vec<String> = want.groups.iter().map(|g| g.name.clone()).collect();
-    let names = all_names(prior, &want.spec.name, &wanted);
+    let names = all_names(prior, Cloud::Aws, &want.spec.name, &wanted);
     let live = match reconcile::read(api, &cluster, &names).await {
         Ok(l) => l,
         Err(e) => {
@@ -147,38 +125,21 @@ pub async fn apply_with(
             );
         }
     };
-    let (live, foreign) = split_ownership(prior, &want.spec.name, live, false);
+    let (live, foreign) = split_ownership(api, prior, &want.spec.name, live, false);
     if let Some(g) = foreign
         .iter()
-        .find(|g| want.groups.iter().any(|d| d.name == g.name))
+        .find(|g| want.groups.iter().any(|d| d.name == g.name()))
     {
-        return failed(prior.clone(), foreign_group(&cluster, &want.spec.name, g));
-    }
-    let placement = Placement {
-        node_role_arn,
-        subnets: subnets.clone(),
-    };
-    let seed = format!("{}-{}", want.spec.name, unique_suffix());
-    let outcome = reconcile::apply(
-        api,
-        &cluster,
-        &want.groups,
-        &live,
-        &placement,
-        &timeouts,
-        &seed,
-    )
-    .await;
-    let mut state = planned.clone();
-    if let Some(Value::Object(aws)) = match &mut state {
-        Value::Object(m) => m.get_mut("aws"),
-        _ => None,
-    } {
-        aws.insert(
-            "subnet_ids".into(),
-            Value::List(subnets.iter().map(Value::string).collect()),
+        return failed(
+            prior.clone(),
+            foreign_group(api, &cluster, &want.spec.name, g),
         );
     }
+    let seed = format!("{}-{}", want.spec.name, unique_suffix());
+    let outcome = reconcile::apply(api, &cluster, &want.groups, &live, &timeouts, &seed).await;
+    log_mutations(&outcome.mutations);
+    let mut state = planned.clone();
+    record_subnets(&mut state, &outcome.live);
     match outcome.error {
         None => {
             set(&mut state, "node_groups", ordered_groups(&outcome.live));
@@ -216,9 +177,13 @@ async fn destroy(
 ) -> ApplyResourceChangeResponse {
     let mut diags = Diagnostics::new();
     let timeouts = inputs::timeouts(prior, &mut diags);
-    let cluster = text(prior, "cluster");
     let name = text(prior, "name");
-    let live = match reconcile::read(api, &cluster, &all_names(prior, &name, &[])).await {
+    let cluster = match cluster_of(prior) {
+        Ok(c) => c,
+        Err(d) => return failed(prior.clone(), d),
+    };
+    let live = match reconcile::read(api, &cluster, &all_names(prior, Cloud::Aws, &name, &[])).await
+    {
         Ok(l) => l,
         Err(e) => {
             return failed(
@@ -228,9 +193,10 @@ async fn destroy(
         }
     };
     // Only the pool's own groups are deleted, never a stranger's of the same name.
-    let (mine, _) = split_ownership(prior, &name, live, false);
-    let names: Vec<String> = mine.into_iter().map(|g| g.name).collect();
+    let (mine, _) = split_ownership(api, prior, &name, live, false);
+    let names: Vec<String> = mine.into_iter().map(|g| g.spec.name).collect();
     let outcome = reconcile::destroy(api, &cluster, &names, timeouts.delete).await;
+    log_mutations(&outcome.mutations);
     match outcome.error {
         None => ApplyResourceChangeResponse {
             new_state: Value::Null,
@@ -276,14 +242,27 @@ pub async fn read_with(
     settings: &Settings,
     catalog: &Catalog,
 ) -> ReadResourceResponse {
-    let cluster = text(prior, "cluster");
     let name = text(prior, "name");
+    let cluster = match cluster_of(prior) {
+        Ok(c) => c,
+        Err(diagnostics) => {
+            return ReadResourceResponse {
+                new_state: prior.clone(),
+                diagnostics,
+                ..Default::default()
+            };
+        }
+    };
     let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
-    // An import knows only the pool's name: its groups are found by their name pattern
-    // (`<name>-od`, `<name>-spot`, with or without a generation suffix).
+    // An import knows only the pool's name: its groups are found by their name shape
+    // (`<name>-od`, `<name>-spot`, with or without a generation suffix) and then their
+    // ownership tag.
     let names = if importing {
-        match api.list_node_groups(&cluster).await {
-            Ok(all) => all.into_iter().filter(|n| is_group_of(&name, n)).collect(),
+        match api.list_groups(&cluster).await {
+            Ok(all) => all
+                .into_iter()
+                .filter(|n| layout::may_be_group_of(Cloud::Aws, &name, n))
+                .collect(),
             Err(e) => {
                 return ReadResourceResponse {
                     new_state: prior.clone(),
@@ -296,7 +275,7 @@ pub async fn read_with(
             }
         }
     } else {
-        all_names(prior, &name, &[])
+        all_names(prior, Cloud::Aws, &name, &[])
     };
     let live = match reconcile::read(api, &cluster, &names).await {
         Ok(l) => l,
@@ -311,7 +290,7 @@ pub async fn read_with(
             };
         }
     };
-    let (live, _) = split_ownership(prior, &name, live, importing);
+    let (live, _) = split_ownership(api, prior, &name, live, importing);
     let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
     let mut diagnostics = Diagnostics::new();
     if !state.is_null() && state.get_attr("monthly_usd").is_none_or(Value::is_null) {
@@ -339,25 +318,43 @@ fn price_imported(
     catalog: &Catalog,
 ) -> Result<Vec<(&'static str, Value)>, Diagnostics> {
     let spec = desired::validate(state, catalog)?;
-    let want = desired::with_types(spec, None, catalog, settings);
+    let want = desired::with_types(spec, None, catalog, settings, state);
     let p = desired::price(&want, None)?;
     let prior = gpu_core::cost::PriorCost::from(&p);
     let p = desired::price(&want, Some(prior))?;
     Ok(desired::cost_values(&p))
 }
 
-/// The pool's group names: its generation-0 names, any recorded in state, and `wanted`.
-fn all_names(prior: &Value, name: &str, wanted: &[String]) -> Vec<String> {
-    let mut set: BTreeSet<String> = group_names(name).into_iter().collect();
+/// The pool's group names on `cloud`: its generation-0 names, any recorded in state, and
+/// `wanted`.
+fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[String]) -> Vec<String> {
+    let mut set: BTreeSet<String> = [CapacityType::OnDemand, CapacityType::Spot]
+        .into_iter()
+        .map(|c| layout::base_name(cloud, name, c))
+        .collect();
     set.extend(groups::names(prior.get_attr("node_groups")));
     set.extend(wanted.iter().cloned());
     set.into_iter().collect()
 }
 
+/// The cluster of pool `v` as its cloud names it; refused (as validation would) when its
+/// cloud, region and `cluster` do not name one.
+fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
+    let cloud = gpu_core::pool::spelling::cloud(&text(v, "cloud")).unwrap_or(Cloud::Aws);
+    let region = gpu_core::pool::spelling::region(Some(cloud), &text(v, "region"));
+    ClusterRef::parse(cloud, &region, &text(v, "cluster")).map_err(|e| {
+        Diagnostic::error("Invalid cluster", format!("`cluster`: {e}"))
+            .at(AttributePath::attr("cluster"))
+            .into()
+    })
+}
+
 /// Splits live groups into the pool's own and strangers with the same names. Ours: every
 /// group when `adopt_all` (import), else those recorded in the prior state's
-/// `node_groups` or tagged `gpu.tf/pool = <name>` (so an interrupted create is adopted).
+/// `node_groups` or carrying the cloud's ownership marker for `pool` (so an interrupted
+/// create is adopted).
 fn split_ownership(
+    api: &dyn NodeGroups,
     prior: &Value,
     pool: &str,
     live: Vec<NodeGroup>,
@@ -369,28 +366,69 @@ fn split_ownership(
     let recorded: BTreeSet<String> = groups::names(prior.get_attr("node_groups"))
         .into_iter()
         .collect();
-    live.into_iter().partition(|g| {
-        recorded.contains(&g.name) || g.tags.get(LABEL_POOL).is_some_and(|p| p == pool)
-    })
+    let rules = api.traits();
+    live.into_iter()
+        .partition(|g| recorded.contains(g.name()) || rules.owned_by(&g.spec, pool))
 }
 
-/// The error for a node group of the pool's name that is not the pool's.
-fn foreign_group(cluster: &str, pool: &str, g: &NodeGroup) -> Diagnostics {
+/// The error for a group of the pool's name that is not the pool's.
+fn foreign_group(
+    api: &dyn NodeGroups,
+    cluster: &ClusterRef,
+    pool: &str,
+    g: &NodeGroup,
+) -> Diagnostics {
+    let marker = api.traits().ownership_tag;
     Diagnostic::error(
-        format!("Node group `{}` already exists and is not this pool's", g.name),
+        format!("Node group `{}` already exists and is not this pool's", g.name()),
         format!(
-            "EKS cluster `{cluster}` already has a node group `{}` that this pool did not create (it is not in the state and has no `{LABEL_POOL} = {pool}` tag). Nothing was changed. Import it into this resource (`terraform import <address> aws/<region>/{cluster}/{pool}`) if it belongs to the pool, or give the pool another `name`.",
-            g.name
+            "EKS cluster `{cluster}` already has a node group `{}` that this pool did not create (it is not in the state and has no `{marker} = {pool}` tag). Nothing was changed. Import it into this resource (`terraform import <address> aws/<region>/{cluster}/{pool}`) if it belongs to the pool, or give the pool another `name`.",
+            g.name()
         ),
     )
     .at(AttributePath::attr("name"))
     .into()
 }
 
+/// `aws.subnet_ids` of `state`, when the user left them to the cluster: the subnets the
+/// live groups were placed in (unchanged when set or when no group reports them).
+fn record_subnets(state: &mut Value, live: &[NodeGroup]) {
+    let placed = live.iter().find_map(|g| match &g.spec.class {
+        NodeClass::Aws(c) => c.subnets.clone(),
+        _ => None,
+    });
+    let Some(placed) = placed else { return };
+    if let Some(Value::Object(aws)) = match state {
+        Value::Object(m) => m.get_mut("aws"),
+        _ => None,
+    } && aws
+        .get("subnet_ids")
+        .is_none_or(|v| v.is_null() || !v.is_wholly_known())
+    {
+        aws.insert(
+            "subnet_ids".into(),
+            Value::List(placed.iter().map(Value::string).collect()),
+        );
+    }
+}
+
+/// Each mutating call of an apply, at debug level (`TF_LOG=debug` shows them).
+fn log_mutations(mutations: &[gpu_core::cloud::choke::Mutation]) {
+    for m in mutations {
+        tracing::debug!(
+            verb = ?m.verb,
+            target = %m.target,
+            took_ms = m.took.as_millis() as u64,
+            error = m.error.as_deref().unwrap_or(""),
+            "cloud mutation"
+        );
+    }
+}
+
 /// Live groups sorted by name (`-od` before `-spot`), as `node_groups`.
 fn ordered_groups(live: &[NodeGroup]) -> Value {
     let mut v = live.to_vec();
-    v.sort_by(|a, b| a.name.cmp(&b.name));
+    v.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
     groups::live(&v)
 }
 

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, CostPreview, PriorCost};
-use gpu_core::pool::{self, ChosenType, NodeGroupSpec, NodePoolSpec, eks};
+use gpu_core::pool::generation::{Roll, name_generations};
+use gpu_core::pool::{self, ChosenType, GroupSpec, NodePoolSpec, layout};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
 use super::inputs::{self, pool_config};
 use super::{groups, paths};
-use gpu_core::pool::generation::{FixedShape, Roll, name_generations};
 
 /// Settings from the provider block that pools use.
 #[derive(Debug, Clone, Default)]
@@ -38,8 +38,8 @@ pub struct Desired {
     pub spec: NodePoolSpec,
     /// The instance types with their catalog rows.
     pub types: Vec<ChosenType>,
-    /// The cloud node groups.
-    pub groups: Vec<NodeGroupSpec>,
+    /// The cloud's groups, laid out by [`layout::groups`].
+    pub groups: Vec<GroupSpec>,
 }
 
 /// Validates `v` against the catalog, every problem as an error on its attribute.
@@ -59,19 +59,22 @@ pub fn validate(v: &Value, catalog: &Catalog) -> Result<NodePoolSpec, Diagnostic
     })
 }
 
-/// The spec of `v` with the instance types `names` (pinned, chosen or kept), priced.
+/// The spec with the instance types `names` (pinned, chosen or kept), priced, laid out as
+/// groups of the node class of `pool` (its cloud block, see [`inputs::node_class`]).
 pub fn with_types(
     mut spec: NodePoolSpec,
     names: Option<Vec<String>>,
     catalog: &Catalog,
     settings: &Settings,
+    pool: &Value,
 ) -> Desired {
     if let Some(names) = names {
         spec.instance_types = names;
     }
     let types = pool::instance_types(&spec, catalog, pool::DEFAULT_INSTANCE_TYPE_COUNT);
     spec.instance_types = types.iter().map(|t| t.instance_type.clone()).collect();
-    let groups = eks::node_groups(&spec, &types, &settings.default_labels);
+    let class = inputs::node_class(pool, spec.cloud);
+    let groups = layout::groups(&spec, &types, &class, &settings.default_labels);
     Desired {
         spec,
         types,
@@ -79,19 +82,17 @@ pub fn with_types(
     }
 }
 
-/// Names `d`'s node groups against the groups recorded in `prior` state: a group the
-/// cloud can change in place keeps its name, one it cannot rolls to a new generation
-/// (see [`gpu_core::pool::generation`]). Plan and apply both call it with the same prior,
-/// so they agree on every name. `pool` is the planned pool (its `aws` block).
-pub fn name_groups(d: &mut Desired, prior: &Value, pool: &Value) -> Vec<Roll> {
-    let aws = inputs::aws_settings(pool);
-    let role = aws.node_role_arn.unwrap_or_default();
-    let shapes: Vec<FixedShape> = d
-        .groups
-        .iter()
-        .map(|g| FixedShape::of(g, &role, aws.subnet_ids.as_deref()))
-        .collect();
-    name_generations(&mut d.groups, &shapes, &groups::prior(prior))
+/// Names `d`'s groups against the groups recorded in `prior` state: a group the cloud
+/// can change in place keeps its name, one it cannot rolls to a new generation (see
+/// [`gpu_core::pool::generation`]). Plan and apply both call it with the same prior, so
+/// they agree on every name.
+pub fn name_groups(d: &mut Desired, prior: &Value) -> Vec<Roll> {
+    name_generations(
+        d.spec.cloud,
+        &d.spec.name,
+        &mut d.groups,
+        &groups::prior(prior, d.spec.cloud),
+    )
 }
 
 /// Prices `d` against `prior`; an unpriceable pool is an error on `instance_types`.

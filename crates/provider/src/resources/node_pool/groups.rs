@@ -5,14 +5,16 @@
 use std::collections::BTreeMap;
 
 use gpu_core::cloud::NodeGroup;
-use gpu_core::pool::generation::{FixedShape, PriorGroup};
-use gpu_core::pool::{CapacityType, NodeGroupSpec};
+use gpu_core::model::{GroupSpec, NodeClass};
+use gpu_core::offer::Cloud;
+use gpu_core::pool::CapacityType;
 use tfplugin::Value;
 
 use super::inputs;
 
 /// One `node_groups` element: `capacity` is `on-demand` or `spot`, `image` the node image
-/// type, `id` the cloud's id of the group (an ARN on EKS).
+/// (EKS AMI type, AKS OS SKU, GKE image type), `id` the cloud's id of the group (an ARN on
+/// EKS).
 fn element(
     name: &str,
     capacity: CapacityType,
@@ -37,7 +39,7 @@ fn element(
 }
 
 /// The planned groups; ids come from `known_ids` (by name) or are unknown until apply.
-pub fn planned(desired: &[NodeGroupSpec], known_ids: &BTreeMap<String, String>) -> Value {
+pub fn planned(desired: &[GroupSpec], known_ids: &BTreeMap<String, String>) -> Value {
     Value::List(
         desired
             .iter()
@@ -47,9 +49,9 @@ pub fn planned(desired: &[NodeGroupSpec], known_ids: &BTreeMap<String, String>) 
                     .map_or_else(Value::unknown, Value::string);
                 element(
                     &g.name,
-                    g.capacity_type,
-                    &g.instance_types,
-                    &g.ami_type,
+                    g.capacity,
+                    &g.machine_types,
+                    g.class.image(),
                     g.scaling.min,
                     g.scaling.max,
                     id,
@@ -67,13 +69,13 @@ pub fn live(groups: &[NodeGroup]) -> Value {
             .iter()
             .map(|g| {
                 element(
-                    &g.name,
+                    g.name(),
                     capacity_of(g),
-                    &g.instance_types,
-                    &g.ami_type,
-                    g.scaling.min,
-                    g.scaling.max,
-                    Value::string(&g.arn),
+                    &g.spec.machine_types,
+                    g.spec.class.image(),
+                    g.spec.scaling.min,
+                    g.spec.scaling.max,
+                    Value::string(&g.id),
                 )
             })
             .collect(),
@@ -83,7 +85,7 @@ pub fn live(groups: &[NodeGroup]) -> Value {
 /// The pool's capacity type of a live group: its own, with reserved capacity (which a
 /// pool never creates) counted as on-demand.
 pub fn capacity_of(g: &NodeGroup) -> CapacityType {
-    match g.capacity_type {
+    match g.spec.capacity {
         CapacityType::Reserved => CapacityType::OnDemand,
         c => c,
     }
@@ -112,14 +114,14 @@ pub fn names(v: Option<&Value>) -> Vec<String> {
         .collect()
 }
 
-/// The groups recorded in pool state `state`, with what each cannot change in place (the
-/// node role and subnets are the pool's, from its `aws` block).
-pub fn prior(state: &Value) -> Vec<PriorGroup> {
+/// The groups recorded in pool state `state` on `cloud`, as far as state knows them: name,
+/// capacity, machine types and image, in the node class of the pool's cloud block (what
+/// plan and apply compare to decide what rolls).
+pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
     if state.is_null() {
         return Vec::new();
     }
-    let aws = inputs::aws_settings(state);
-    let role = aws.node_role_arn.unwrap_or_default();
+    let class = inputs::node_class(state, cloud);
     state
         .get_attr("node_groups")
         .and_then(Value::as_elements)
@@ -128,7 +130,7 @@ pub fn prior(state: &Value) -> Vec<PriorGroup> {
         .filter_map(|g| {
             let name = g.get_attr("name")?.as_str()?.to_string();
             let capacity = CapacityType::parse(g.get_attr("capacity")?.as_str()?)?;
-            let types: Vec<String> = g
+            let machine_types: Vec<String> = g
                 .get_attr("instance_types")
                 .and_then(Value::as_elements)
                 .unwrap_or_default()
@@ -136,22 +138,29 @@ pub fn prior(state: &Value) -> Vec<PriorGroup> {
                 .filter_map(|t| t.as_str().map(str::to_string))
                 .collect();
             let image = g.get_attr("image")?.as_str()?.to_string();
-            let spec = NodeGroupSpec {
-                name: name.clone(),
-                capacity_type: capacity,
-                instance_types: types,
-                ami_type: image,
+            Some(GroupSpec {
+                name,
+                capacity,
+                machine_types,
                 scaling: Default::default(),
                 labels: Default::default(),
                 taints: Vec::new(),
                 tags: Default::default(),
-            };
-            Some(PriorGroup {
-                shape: FixedShape::of(&spec, &role, aws.subnet_ids.as_deref()),
-                name,
+                class: with_image(&class, image),
             })
         })
         .collect()
+}
+
+/// `class` with its node image set to `image`.
+fn with_image(class: &NodeClass, image: String) -> NodeClass {
+    let mut c = class.clone();
+    match &mut c {
+        NodeClass::Aws(a) => a.ami_type = image,
+        NodeClass::Azure(a) => a.os_sku = image,
+        NodeClass::Gcp(g) => g.image_type = image,
+    }
+    c
 }
 
 /// `v` with every element's `id` set to null, for comparisons that ignore ids.

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use gpu_core::model::{AwsClass, AzureClass, GcpClass, NodeClass};
+use gpu_core::offer::Cloud;
 use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
 use gpu_core::pool::{NodePoolConfig, TaintConfig, reconcile::Timeouts};
 use tfplugin::{AttributePath, Diagnostics, Value};
@@ -180,6 +182,35 @@ pub fn aws_settings(v: &Value) -> AwsSettings {
             node_role_arn: opt_text(a, "node_role_arn"),
             subnet_ids: strings(a, "subnet_ids"),
         },
+    }
+}
+
+/// The node class of pool `v` on `cloud`: on AWS its `aws` block (node role; subnets, or
+/// the cluster's when unset; the AMI type is the layout's, from `driver`); on Azure and
+/// GCP, whose pool blocks come with their adapters, the defaults those will start from
+/// (Ubuntu with the AKS-installed driver; COS with GKE's default driver).
+pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
+    match cloud {
+        Cloud::Azure => NodeClass::Azure(AzureClass {
+            subnet: None,
+            zones: Vec::new(),
+            os_sku: "Ubuntu".into(),
+            gpu_driver: "Install".into(),
+        }),
+        Cloud::Gcp => NodeClass::Gcp(GcpClass {
+            service_account: None,
+            locations: Vec::new(),
+            image_type: "COS_CONTAINERD".into(),
+            driver_version: "DEFAULT".into(),
+        }),
+        _ => {
+            let aws = aws_settings(v);
+            NodeClass::Aws(AwsClass {
+                node_role: aws.node_role_arn.unwrap_or_default(),
+                subnets: aws.subnet_ids.filter(|s| !s.is_empty()),
+                ami_type: String::new(),
+            })
+        }
     }
 }
 

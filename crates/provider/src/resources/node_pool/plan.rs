@@ -65,7 +65,7 @@ pub fn plan(
         inputs::check_aws(proposed, &mut diags);
     }
     let kept = kept_types(prior, proposed, &req.config);
-    let mut want = desired::with_types(spec, kept, catalog, settings);
+    let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
     let replace = replace_paths(prior, proposed);
     // A replacement starts from nothing: no group of the old pool is kept or rolled.
     let base = if replace.is_empty() {
@@ -73,7 +73,7 @@ pub fn plan(
     } else {
         &Value::Null
     };
-    let rolls = desired::name_groups(&mut want, base, proposed);
+    let rolls = desired::name_groups(&mut want, base);
     // A replacement is priced as a new pool (Terraform plans the create part again with
     // no prior state); the delta against the pool it replaces goes in the warning.
     let prior_cost = if replace.is_empty() {

@@ -4,9 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::{CapacityType, NodeGroup};
+use gpu_core::cloud::{CapacityType, NodeClass, NodeGroup, traits};
 use gpu_core::offer::Cloud;
-use gpu_core::pool::eks::{ON_DEMAND_SUFFIX, SPOT_SUFFIX};
 use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
 use gpu_core::pool::{DriverPolicy, spelling};
 use tfplugin::Value;
@@ -14,14 +13,6 @@ use tfplugin::Value;
 use super::groups;
 use super::inputs::{self, int, opt_text, string_map, strings, text};
 use super::plan::set;
-
-/// The names of the node groups a pool called `name` may have.
-pub fn group_names(name: &str) -> Vec<String> {
-    vec![
-        format!("{name}{ON_DEMAND_SUFFIX}"),
-        format!("{name}{SPOT_SUFFIX}"),
-    ]
-}
 
 /// The state for `live` (the pool's groups as the cloud reports them), starting from
 /// `prior`; `Value::Null` when no group exists (the pool is gone).
@@ -39,7 +30,7 @@ pub fn state_from_live(
     let of = |c: CapacityType| {
         live.iter()
             .filter(|g| groups::capacity_of(g) == c)
-            .max_by(|a, b| a.name.cmp(&b.name))
+            .max_by(|a, b| a.spec.name.cmp(&b.spec.name))
     };
     let (od, spot) = (of(CapacityType::OnDemand), of(CapacityType::Spot));
     let mut s = prior.clone();
@@ -55,7 +46,7 @@ pub fn state_from_live(
     tags(&mut s, live, default_labels);
     aws_block(&mut s, live);
     let mut ordered: Vec<NodeGroup> = live.to_vec();
-    ordered.sort_by(|a, b| a.name.cmp(&b.name));
+    ordered.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
     set(&mut s, "node_groups", groups::live(&ordered));
     s
 }
@@ -64,7 +55,10 @@ pub fn state_from_live(
 /// (from the catalog), and the capacity block (spot when a spot group exists).
 fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
     let region = text(s, "region");
-    let first_type = live.iter().flat_map(|g| g.instance_types.first()).next();
+    let first_type = live
+        .iter()
+        .flat_map(|g| g.spec.machine_types.first())
+        .next();
     let row = first_type.and_then(|t| {
         catalog
             .offers()
@@ -73,7 +67,7 @@ fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
     });
     let model = live
         .iter()
-        .find_map(|g| g.labels.get(LABEL_MODEL).cloned())
+        .find_map(|g| g.spec.labels.get(LABEL_MODEL).cloned())
         .or_else(|| row.map(|o| o.gpu.name.to_string()));
     set(s, "gpu", model.map_or(Value::Null, Value::string));
     let count = row
@@ -81,12 +75,12 @@ fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
         .filter(|n| n.fract() == 0.0)
         .map_or(Value::Null, |n| Value::number(n as i64));
     set(s, "gpu_count", count);
-    let has_spot = live.iter().any(|g| g.capacity_type == CapacityType::Spot);
+    let has_spot = live.iter().any(|g| g.spec.capacity == CapacityType::Spot);
     if has_spot {
         let odm = live
             .iter()
-            .find(|g| g.capacity_type == CapacityType::OnDemand)
-            .map_or(0, |g| g.scaling.max);
+            .find(|g| g.spec.capacity == CapacityType::OnDemand)
+            .map_or(0, |g| g.spec.scaling.max);
         set(
             s,
             "capacity",
@@ -105,7 +99,7 @@ fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
 /// groups' scaling; the prior values stay when they map onto exactly what is live.
 fn sizes(s: &mut Value, od: Option<&NodeGroup>, spot: Option<&NodeGroup>) {
     let (spot_mode, prior_odm) = inputs::capacity(s);
-    let live_split = |g: Option<&NodeGroup>| g.map(|g| (g.scaling.min, g.scaling.max));
+    let live_split = |g: Option<&NodeGroup>| g.map(|g| (g.spec.scaling.min, g.spec.scaling.max));
     let (od_live, spot_live) = (live_split(od), live_split(spot));
     let prior = (
         int(s, "min_nodes"),
@@ -163,15 +157,16 @@ fn desired_from_live(
 ) {
     let Some(prior) = prior else { return };
     // A group read from the cloud always has its count; `min` stands in otherwise.
-    let count = |g: &NodeGroup| g.scaling.desired.unwrap_or(g.scaling.min);
+    let count = |g: &NodeGroup| g.spec.scaling.desired.unwrap_or(g.spec.scaling.min);
     let od_d = od.map_or(0, count);
     let sp_d = spot.map(count);
     let maps = prior >= 0
         && if spot_mode {
             let rest = (prior as u32).saturating_sub(odm);
-            od_d == odm.min(od.map_or(0, |g| g.scaling.max))
+            od_d == odm.min(od.map_or(0, |g| g.spec.scaling.max))
                 && sp_d.is_none_or(|d| {
-                    let (min, max) = spot.map_or((0, 0), |g| (g.scaling.min, g.scaling.max));
+                    let (min, max) =
+                        spot.map_or((0, 0), |g| (g.spec.scaling.min, g.spec.scaling.max));
                     d == rest.clamp(min, max)
                 })
         } else {
@@ -208,15 +203,15 @@ fn instance_types(
     let prior = strings(s, "instance_types").unwrap_or_default();
     // Order and letter case mean nothing to a pool: the same set keeps the user's list.
     let set_of = |v: &[String]| spelling::instance_type_set(catalog, Some(Cloud::Aws), v);
-    if set_of(&prior) != set_of(&g.instance_types) {
-        let live = Value::List(g.instance_types.iter().map(Value::string).collect());
+    if set_of(&prior) != set_of(&g.spec.machine_types) {
+        let live = Value::List(g.spec.machine_types.iter().map(Value::string).collect());
         set(s, "instance_types", live);
     }
 }
 
 /// `driver` from the groups' AMI type; unset stays unset while it is the default.
 fn driver(s: &mut Value, live: &[NodeGroup]) {
-    let Some(ami) = live.first().map(|g| g.ami_type.as_str()) else {
+    let Some(ami) = live.first().map(|g| g.spec.class.image()) else {
         return;
     };
     let prior =
@@ -234,6 +229,7 @@ fn labels(s: &mut Value, live: &[NodeGroup]) {
     let prior = string_map(s, "labels");
     for g in live {
         let user: BTreeMap<String, String> = g
+            .spec
             .labels
             .iter()
             .filter(|(k, _)| !k.starts_with(RESERVED_LABEL_PREFIX))
@@ -262,6 +258,7 @@ fn taints(s: &mut Value, live: &[NodeGroup]) {
         .collect();
     for g in live {
         let user: BTreeSet<(String, String, String)> = g
+            .spec
             .taints
             .iter()
             .filter(|t| !(t.key == nvidia.key && t.effect == nvidia.effect))
@@ -297,15 +294,19 @@ fn taints(s: &mut Value, live: &[NodeGroup]) {
     }
 }
 
-/// The user's tags: live tags without `gpu.tf/pool` and without the provider's
-/// `default_labels` (unless the prior `tags` set that key too).
+/// The user's tags: live tags without the ownership marker (any cloud's spelling) and
+/// without the provider's `default_labels` (unless the prior `tags` set that key too).
 fn tags(s: &mut Value, live: &[NodeGroup], default_labels: &BTreeMap<String, String>) {
     let prior = string_map(s, "tags");
+    let markers = [&traits::EKS, &traits::AKS, &traits::GKE].map(|t| t.ownership_tag);
     for g in live {
         let user: BTreeMap<String, String> = g
+            .spec
             .tags
             .iter()
-            .filter(|(k, _)| !k.starts_with(RESERVED_LABEL_PREFIX))
+            .filter(|(k, _)| {
+                !k.starts_with(RESERVED_LABEL_PREFIX) && !markers.contains(&k.as_str())
+            })
             .filter(|(k, v)| prior.contains_key(*k) || default_labels.get(*k) != Some(*v))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
@@ -316,12 +317,15 @@ fn tags(s: &mut Value, live: &[NodeGroup], default_labels: &BTreeMap<String, Str
     }
 }
 
-/// `aws.node_role_arn` and `aws.subnet_ids` from the groups.
+/// `aws.node_role_arn` and `aws.subnet_ids` from the groups (EKS groups only).
 fn aws_block(s: &mut Value, live: &[NodeGroup]) {
-    let Some(g) = live.first() else { return };
+    let Some(NodeClass::Aws(g)) = live.first().map(|g| &g.spec.class) else {
+        return;
+    };
+    let g_subnets = g.subnets.clone().unwrap_or_default();
     let prior = inputs::aws_settings(s);
     let subnets_same = prior.subnet_ids.as_ref().is_some_and(|p| {
-        p.iter().collect::<BTreeSet<_>>() == g.subnets.iter().collect::<BTreeSet<_>>()
+        p.iter().collect::<BTreeSet<_>>() == g_subnets.iter().collect::<BTreeSet<_>>()
     });
     let subnets = if subnets_same {
         Value::List(
@@ -333,12 +337,12 @@ fn aws_block(s: &mut Value, live: &[NodeGroup]) {
                 .collect(),
         )
     } else {
-        Value::List(g.subnets.iter().map(Value::string).collect())
+        Value::List(g_subnets.iter().map(Value::string).collect())
     };
-    let role = if prior.node_role_arn.as_deref() == Some(g.node_role_arn.as_str()) {
+    let role = if prior.node_role_arn.as_deref() == Some(g.node_role.as_str()) {
         Value::string(prior.node_role_arn.unwrap_or_default())
     } else {
-        Value::string(&g.node_role_arn)
+        Value::string(&g.node_role)
     };
     set(
         s,

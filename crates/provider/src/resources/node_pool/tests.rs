@@ -170,10 +170,18 @@ fn errors(d: &tfplugin::Diagnostics) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The example pools' cluster.
+fn east() -> gpu_core::cloud::ClusterRef {
+    gpu_core::cloud::ClusterRef::Eks {
+        region: "us-east-1".into(),
+        name: "train-east".into(),
+    }
+}
+
 fn fake() -> FakeNodeGroups {
     let f = FakeNodeGroups::new();
     f.set_cluster_subnets(
-        "train-east",
+        &east(),
         vec!["subnet-0000000a".into(), "subnet-0000000b".into()],
     );
     f
@@ -301,7 +309,7 @@ fn bad_configs_fail_at_plan_with_the_attribute_named() {
                 "region",
                 Value::string("eastus"),
             ),
-            "cloud",
+            "cluster",
         ),
     ];
     for (cfg, path) in cases {
@@ -386,6 +394,21 @@ fn azure_is_refused_with_its_price() {
         "region",
         Value::string("eastus"),
     );
+    // An EKS cluster name cannot name an AKS cluster: the ARM id's shape is the fix.
+    let p = plan_of(&azure, &Value::Null);
+    let errs = errors(&p.diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "cluster" && d.contains("/subscriptions/<subscription>")),
+        "{errs:?}"
+    );
+    let azure = with(
+        azure,
+        "cluster",
+        Value::string(
+            "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/train",
+        ),
+    );
     let p = plan_of(&azure, &Value::Null);
     let errs = errors(&p.diagnostics);
     let (_, detail) = errs
@@ -441,32 +464,42 @@ fn budget_over_the_ceiling_fails_on_max_nodes() {
 async fn apply_read_and_plan_again_is_empty() {
     let api = fake();
     let state = plan_apply(&api, &config(), &Value::Null).await;
-    let od = api
-        .describe_node_group("train-east", "train-od")
-        .await
-        .unwrap()
-        .unwrap();
-    let spot = api
-        .describe_node_group("train-east", "train-spot")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(od.capacity_type, CapacityType::OnDemand);
+    let od = api.get_group(&east(), "train-od").await.unwrap().unwrap();
+    let spot = api.get_group(&east(), "train-spot").await.unwrap().unwrap();
+    assert_eq!(od.spec.capacity, CapacityType::OnDemand);
     assert_eq!(
-        (od.scaling.min, od.scaling.max, od.scaling.desired),
+        (
+            od.spec.scaling.min,
+            od.spec.scaling.max,
+            od.spec.scaling.desired
+        ),
         (1, 1, Some(1))
     );
-    assert_eq!(spot.capacity_type, CapacityType::Spot);
-    assert_eq!((spot.scaling.min, spot.scaling.max), (0, 3));
-    assert_eq!(od.subnets, vec!["subnet-0000000a", "subnet-0000000b"]);
+    assert_eq!(spot.spec.capacity, CapacityType::Spot);
+    assert_eq!((spot.spec.scaling.min, spot.spec.scaling.max), (0, 3));
     assert_eq!(
-        spot.labels.get("gpu.tf/capacity-type").map(String::as_str),
+        od.spec.class,
+        gpu_core::cloud::NodeClass::Aws(gpu_core::cloud::AwsClass {
+            node_role: ROLE.into(),
+            subnets: Some(vec!["subnet-0000000a".into(), "subnet-0000000b".into()]),
+            ami_type: "AL2023_x86_64_NVIDIA".into(),
+        }),
+        "the cluster's subnets"
+    );
+    assert_eq!(
+        spot.spec
+            .labels
+            .get("gpu.tf/capacity-type")
+            .map(String::as_str),
         Some("spot")
     );
-    assert_eq!(spot.tags.get("team").map(String::as_str), Some("ml"));
-    assert_eq!(spot.tags.get("project").map(String::as_str), Some("llm"));
+    assert_eq!(spot.spec.tags.get("team").map(String::as_str), Some("ml"));
+    assert_eq!(
+        spot.spec.tags.get("project").map(String::as_str),
+        Some("llm")
+    );
     let ids = groups::ids(state.get_attr("node_groups"));
-    assert_eq!(ids.get("train-od"), Some(&od.arn));
+    assert_eq!(ids.get("train-od"), Some(&od.id));
 
     let read = read_with(&api, &state, &settings(), catalog()).await;
     assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
@@ -489,20 +522,18 @@ async fn drift_shows_and_label_changes_update_in_place() {
     let api = fake();
     let state = plan_apply(&api, &config(), &Value::Null).await;
     // Someone raises the spot group's max outside Terraform.
-    api.update_node_group_config(
-        "train-east",
-        "train-spot",
-        &gpu_core::cloud::NodeGroupUpdate {
-            scaling: Some(gpu_core::model::Scaling {
-                min: 0,
-                max: 7,
-                desired: Some(0),
-            }),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let mut raised = api
+        .get_group(&east(), "train-spot")
+        .await
+        .unwrap()
+        .unwrap()
+        .spec;
+    raised.scaling = gpu_core::model::Scaling {
+        min: 0,
+        max: 7,
+        desired: Some(0),
+    };
+    api.update_group(&east(), &raised).await.unwrap();
     let read = read_with(&api, &state, &settings(), catalog())
         .await
         .new_state;
@@ -517,15 +548,14 @@ async fn drift_shows_and_label_changes_update_in_place() {
     assert_ne!(p.planned_state, read);
     let r = apply_with(&api, &read, &p.planned_state, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
-    let spot = api
-        .describe_node_group("train-east", "train-spot")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(spot.scaling.max, 3, "drift corrected");
-    assert_eq!(spot.labels.get("stage").map(String::as_str), Some("prod"));
+    let spot = api.get_group(&east(), "train-spot").await.unwrap().unwrap();
+    assert_eq!(spot.spec.scaling.max, 3, "drift corrected");
+    assert_eq!(
+        spot.spec.labels.get("stage").map(String::as_str),
+        Some("prod")
+    );
     assert!(
-        !spot.labels.contains_key("workload"),
+        !spot.spec.labels.contains_key("workload"),
         "removed label is gone"
     );
     assert!(api.calls().iter().all(|(op, _, _)| *op != Op::Delete));
@@ -634,12 +664,7 @@ async fn second_group_failing_keeps_the_first_in_state() {
     assert!(detail.contains("train-od"), "{detail}");
     let names = groups::names(r.new_state.get_attr("node_groups"));
     assert_eq!(names, vec!["train-od"]);
-    assert!(
-        api.describe_node_group("train-east", "train-od")
-            .await
-            .unwrap()
-            .is_some()
-    );
+    assert!(api.get_group(&east(), "train-od").await.unwrap().is_some());
     // Applying again converges: the missing group is created, the existing one kept.
     let p2 = plan_of(&config(), &r.new_state);
     let r2 = apply_with(
@@ -716,19 +741,19 @@ async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
     assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
     assert_eq!(p.planned_state, s, "plan after import is empty");
 
-    assert!(import_state("aws/us-east-1/train-east", &keys, catalog()).is_err());
-    assert!(import_state("gcp/us-central1/c/p", &keys, catalog()).is_err());
+    let short = import_state("aws/us-east-1/train-east", &keys, catalog()).unwrap_err();
+    assert!(
+        short.contains("must look like \"aws/<region>/<cluster>/<name>\""),
+        "{short}"
+    );
+    let gcp = import_state("gcp/us-central1/c/p", &keys, catalog()).unwrap_err();
+    assert!(gcp.contains("only \"aws\" node pools"), "{gcp}");
 
     let r = apply_with(&api, &s, &Value::Null, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     assert!(r.new_state.is_null());
     for g in ["train-od", "train-spot"] {
-        assert!(
-            api.describe_node_group("train-east", g)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(api.get_group(&east(), g).await.unwrap().is_none());
     }
     let gone = read_with(&api, &s, &settings(), catalog()).await;
     assert!(
@@ -740,12 +765,10 @@ async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
 #[tokio::test]
 async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
     let api = fake();
-    let stranger = gpu_core::cloud::NodeGroupRequest {
-        cluster: "train-east".into(),
+    let stranger = gpu_core::cloud::GroupSpec {
         name: "train-spot".into(),
-        capacity_type: CapacityType::Spot,
-        instance_types: vec!["t3.large".into()],
-        ami_type: "AL2023_x86_64_STANDARD".into(),
+        capacity: CapacityType::Spot,
+        machine_types: vec!["t3.large".into()],
         scaling: gpu_core::model::Scaling {
             min: 1,
             max: 1,
@@ -754,11 +777,13 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
         labels: Default::default(),
         taints: Vec::new(),
         tags: [("owner".to_string(), "someone-else".to_string())].into(),
-        node_role_arn: "arn:aws:iam::123456789012:role/other".into(),
-        subnets: vec!["subnet-0000000a".into()],
-        client_request_token: None,
+        class: gpu_core::cloud::NodeClass::Aws(gpu_core::cloud::AwsClass {
+            node_role: "arn:aws:iam::123456789012:role/other".into(),
+            subnets: Some(vec!["subnet-0000000a".into()]),
+            ami_type: "AL2023_x86_64_STANDARD".into(),
+        }),
     };
-    api.create_node_group(&stranger).await.unwrap();
+    api.create_group(&east(), &stranger, "").await.unwrap();
     let p = plan_of(&config(), &Value::Null);
     let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
     let errs = errors(&r.diagnostics);
@@ -776,9 +801,7 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
     );
 
     // A pool with only its on-demand group never reads, records or deletes the stranger.
-    api.delete_node_group("train-east", "train-spot")
-        .await
-        .unwrap();
+    api.delete_group(&east(), "train-spot").await.unwrap();
     let od_only = with(
         with(config(), "max_nodes", Value::number(1)),
         "min_nodes",
@@ -789,7 +812,7 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
         groups::names(state.get_attr("node_groups")),
         vec!["train-od"]
     );
-    api.create_node_group(&stranger).await.unwrap();
+    api.create_group(&east(), &stranger, "").await.unwrap();
     let read = read_with(&api, &state, &settings(), catalog())
         .await
         .new_state;
@@ -799,7 +822,7 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
     );
     let r = apply_with(&api, &read, &Value::Null, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
-    let left: Vec<String> = api.groups().into_iter().map(|g| g.name).collect();
+    let left: Vec<String> = api.groups().into_iter().map(|g| g.spec.name).collect();
     assert_eq!(left, vec!["train-spot"], "the stranger's group stays");
 }
 
@@ -906,15 +929,13 @@ async fn a_pool_created_with_upper_case_spellings_applies_and_reads_live() {
     );
     let state = plan_apply(&api, &cfg, &Value::Null).await;
     assert!(
-        api.describe_node_group("train-east", "train-spot")
+        api.get_group(&east(), "train-spot")
             .await
             .unwrap()
             .is_some()
     );
     // Someone deletes the spot group: the read must see it.
-    api.delete_node_group("train-east", "train-spot")
-        .await
-        .unwrap();
+    api.delete_group(&east(), "train-spot").await.unwrap();
     let read = read_with(&api, &state, &settings(), catalog())
         .await
         .new_state;

@@ -1,0 +1,346 @@
+//! How a [`NodePoolSpec`] maps onto one cloud's node groups: an on-demand group holding
+//! the floor and a spot group above it, named legally on that cloud, with the labels every
+//! pool sets, the GPU taint (where the cloud does not add it itself), the tags and the
+//! ownership marker, and the [`NodeClass`] the caller chose.
+//!
+//! | cloud | generation 0 | later generations | machine types per group |
+//! |---|---|---|---|
+//! | EKS | `<name>-od`, `<name>-spot` | `<name>-spot-k3x9` | up to 3 |
+//! | AKS | `go` / `gs` + 10 of a hash of the name | the hash also covers the shape | 1 |
+//! | GKE | `<slug>-od`, `<slug>-spot` (slug ≤ 29) | `<slug>-spot-k3x9` | 1 |
+//!
+//! AKS pool names are opaque (12 lowercase letters and digits leave no room for the pool's
+//! name); which pool a group belongs to is its ownership tag, on every cloud.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::choose::{ChosenType, by_on_demand_price};
+use super::spec::{
+    LABEL_CAPACITY_TYPE, LABEL_CLOUD, LABEL_MODEL, LABEL_POOL, NodePoolSpec, gpu_taint,
+};
+use super::stable_hash::fnv1a;
+use crate::cloud::traits;
+use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
+use crate::offer::Cloud;
+
+/// Suffix of the on-demand group's name (EKS, GKE).
+pub const ON_DEMAND_SUFFIX: &str = "-od";
+/// Suffix of the spot group's name (EKS, GKE).
+pub const SPOT_SUFFIX: &str = "-spot";
+/// Characters of a generation suffix (`-` + 4 of `[0-9a-z]`) on EKS and GKE.
+pub const GENERATION_LEN: usize = 4;
+/// Longest GKE slug of a pool name: 40 minus `-spot-` and a generation.
+const GKE_SLUG_LEN: usize = 40 - 6 - GENERATION_LEN;
+/// Hash characters of an AKS pool name (after `g` and the role letter).
+const AKS_HASH_LEN: usize = 10;
+
+/// The node counts of the on-demand and spot groups (`None` where a group is omitted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    /// The on-demand group.
+    pub on_demand: Option<Scaling>,
+    /// The spot group.
+    pub spot: Option<Scaling>,
+}
+
+/// Splits a pool's counts: with spot, an on-demand group of exactly `on_demand_min`
+/// (omitted at 0) and a spot group for the rest (omitted when it could hold no node);
+/// without spot, one on-demand group with the pool's counts. The same on every cloud.
+pub fn split(spec: &NodePoolSpec) -> Split {
+    let n = spec.node_counts();
+    if !spec.capacity.spot {
+        return Split {
+            on_demand: Some(Scaling {
+                min: n.on_demand_min,
+                max: n.on_demand_max,
+                desired: spec.desired_nodes,
+            }),
+            spot: None,
+        };
+    }
+    let od = n.on_demand_min;
+    let on_demand = (od > 0).then_some(Scaling {
+        min: od,
+        max: od,
+        desired: Some(od),
+    });
+    let (min, max) = (n.spot_min, n.spot_max);
+    let spot = (max > 0).then(|| Scaling {
+        min,
+        max,
+        desired: spec
+            .desired_nodes
+            .map(|d| d.saturating_sub(od).clamp(min, max)),
+    });
+    Split { on_demand, spot }
+}
+
+/// The groups of `spec` over `types` (chosen or pinned, spot order) on `spec.cloud`, with
+/// `class` (on AWS its AMI type is set from the pool's `driver`) and `default_tags` from
+/// the provider under the pool's own tags. Names are generation 0; see
+/// [`super::generation::name_generations`].
+pub fn groups(
+    spec: &NodePoolSpec,
+    types: &[ChosenType],
+    class: &NodeClass,
+    default_tags: &BTreeMap<String, String>,
+) -> Vec<GroupSpec> {
+    let s = split(spec);
+    let per_group = traits::of(spec.cloud).map_or(usize::MAX, |t| t.machine_types_per_group);
+    let names = |v: &[ChosenType]| -> Vec<String> {
+        v.iter()
+            .take(per_group)
+            .map(|t| t.instance_type.clone())
+            .collect()
+    };
+    let mut out = Vec::new();
+    if let Some(scaling) = s.on_demand {
+        let od_types = names(&by_on_demand_price(types));
+        out.push(group(
+            spec,
+            CapacityType::OnDemand,
+            od_types,
+            scaling,
+            class,
+            default_tags,
+        ));
+    }
+    if let Some(scaling) = s.spot {
+        out.push(group(
+            spec,
+            CapacityType::Spot,
+            names(types),
+            scaling,
+            class,
+            default_tags,
+        ));
+    }
+    out
+}
+
+/// The generation-0 name of pool `pool`'s group of `capacity` on `cloud` (a pool's
+/// on-demand floor and reserved capacity share the on-demand group).
+pub fn base_name(cloud: Cloud, pool: &str, capacity: CapacityType) -> String {
+    let spot = capacity == CapacityType::Spot;
+    match cloud {
+        Cloud::Azure => aks_name(spot, pool),
+        Cloud::Gcp => format!("{}{}", gke_slug(pool), suffix(spot)),
+        _ => format!("{pool}{}", suffix(spot)),
+    }
+}
+
+/// The name of a later generation of `base` (a [`base_name`]) whose fixed fields print
+/// as `fingerprint`, salted until it is not in `taken`.
+pub fn generation_name(
+    cloud: Cloud,
+    pool: &str,
+    base: &str,
+    fingerprint: &str,
+    taken: &BTreeSet<String>,
+) -> String {
+    (0u32..)
+        .map(|salt| {
+            let seed = if salt == 0 {
+                fingerprint.to_string()
+            } else {
+                format!("{fingerprint}#{salt}")
+            };
+            match cloud {
+                Cloud::Azure => {
+                    let role = &base[..2];
+                    format!(
+                        "{role}{}",
+                        base36(fnv1a(&format!("{pool}|{seed}")), AKS_HASH_LEN)
+                    )
+                }
+                _ => format!("{base}-{}", base36(fnv1a(&seed), GENERATION_LEN)),
+            }
+        })
+        .find(|n| !taken.contains(n))
+        .unwrap_or_else(|| base.to_string())
+}
+
+/// Whether `name` may be one of pool `pool`'s groups on `cloud`, by its shape alone: on
+/// EKS and GKE `<name>-od|spot` with or without a generation; on AKS any name of the
+/// opaque shape (the ownership tag then decides).
+pub fn may_be_group_of(cloud: Cloud, pool: &str, name: &str) -> bool {
+    match cloud {
+        Cloud::Azure => {
+            name.len() == 2 + AKS_HASH_LEN
+                && (name.starts_with("go") || name.starts_with("gs"))
+                && traits::AKS.name_ok(name)
+        }
+        Cloud::Gcp => suffixed(&gke_slug(pool), name),
+        _ => suffixed(pool, name),
+    }
+}
+
+fn suffixed(base: &str, name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(base) else {
+        return false;
+    };
+    let Some(rest) = rest
+        .strip_prefix(ON_DEMAND_SUFFIX)
+        .or_else(|| rest.strip_prefix(SPOT_SUFFIX))
+    else {
+        return false;
+    };
+    rest.is_empty()
+        || rest.strip_prefix('-').is_some_and(|s| {
+            s.len() == GENERATION_LEN
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        })
+}
+
+fn suffix(spot: bool) -> &'static str {
+    if spot { SPOT_SUFFIX } else { ON_DEMAND_SUFFIX }
+}
+
+/// `g` + `o`/`s` + 10 base-36 characters of a hash of the pool's name.
+fn aks_name(spot: bool, pool: &str) -> String {
+    let role = if spot { 's' } else { 'o' };
+    format!("g{role}{}", base36(fnv1a(pool), AKS_HASH_LEN))
+}
+
+/// A pool name as GKE allows it: lower case, `[a-z0-9-]`, starting with a letter, at most
+/// [`GKE_SLUG_LEN`] characters, no trailing `-`.
+fn gke_slug(pool: &str) -> String {
+    let mut s: String = pool
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        s.insert(0, 'p');
+    }
+    s.truncate(GKE_SLUG_LEN);
+    s.trim_end_matches('-').to_string()
+}
+
+fn base36(mut n: u64, len: usize) -> String {
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = vec![b'0'; len];
+    for slot in out.iter_mut().rev() {
+        *slot = digits[(n % 36) as usize];
+        n /= 36;
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// One group with the pool's labels, taints, tags and ownership marker.
+fn group(
+    spec: &NodePoolSpec,
+    capacity: CapacityType,
+    machine_types: Vec<String>,
+    scaling: Scaling,
+    class: &NodeClass,
+    default_tags: &BTreeMap<String, String>,
+) -> GroupSpec {
+    let mut labels = spec.labels.clone();
+    labels.insert(LABEL_CLOUD.into(), spec.cloud.to_string());
+    labels.insert(LABEL_MODEL.into(), spec.gpu.name.into());
+    labels.insert(LABEL_CAPACITY_TYPE.into(), capacity.label_value().into());
+    labels.insert(LABEL_POOL.into(), spec.name.clone());
+    // GKE taints GPU nodes itself (and strips the taint from what it reports).
+    let mut taints = if matches!(class, NodeClass::Gcp(_)) {
+        Vec::new()
+    } else {
+        vec![gpu_taint()]
+    };
+    taints.extend(spec.taints.iter().cloned());
+    taints.sort();
+    taints.dedup();
+    let mut tags = default_tags.clone();
+    tags.extend(spec.tags.clone());
+    if let Some(t) = traits::of(spec.cloud) {
+        tags.insert(t.ownership_tag.into(), t.marker_value(&spec.name));
+    } else {
+        tags.insert(LABEL_POOL.into(), spec.name.clone());
+    }
+    let class = match class {
+        NodeClass::Aws(c) => NodeClass::Aws(crate::model::AwsClass {
+            ami_type: spec.driver.eks_ami_type().into(),
+            ..c.clone()
+        }),
+        other => other.clone(),
+    };
+    GroupSpec {
+        name: base_name(spec.cloud, &spec.name, capacity),
+        capacity,
+        machine_types,
+        scaling,
+        labels,
+        taints,
+        tags,
+        class,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_legal_on_each_cloud_for_any_pool_name() {
+        for pool in ["train", "Train_Big.v2", "9lives", &"x".repeat(53)] {
+            for cloud in [Cloud::Aws, Cloud::Azure, Cloud::Gcp] {
+                let t = traits::of(cloud).unwrap();
+                for cap in [CapacityType::OnDemand, CapacityType::Spot] {
+                    let base = base_name(cloud, pool, cap);
+                    let next = generation_name(cloud, pool, &base, "fp", &BTreeSet::new());
+                    if cloud == Cloud::Aws && !t.name_ok(&next) {
+                        // EKS pool names are validated to leave room (53 characters).
+                        assert!(pool.len() > 53 || pool.contains('.'), "{pool}");
+                        continue;
+                    }
+                    assert!(t.name_ok(&base), "{cloud} {base}");
+                    assert!(t.name_ok(&next), "{cloud} {next}");
+                    assert_ne!(base, next);
+                    assert!(may_be_group_of(cloud, pool, &base), "{cloud} {base}");
+                    assert!(may_be_group_of(cloud, pool, &next), "{cloud} {next}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn aks_names_are_opaque_but_stable_and_differ_by_role_and_pool() {
+        let a = base_name(Cloud::Azure, "train", CapacityType::Spot);
+        assert_eq!(a, base_name(Cloud::Azure, "train", CapacityType::Spot));
+        assert!(a.starts_with("gs") && a.len() == 12, "{a}");
+        assert_ne!(a, base_name(Cloud::Azure, "train2", CapacityType::Spot));
+        assert!(base_name(Cloud::Azure, "train", CapacityType::OnDemand).starts_with("go"));
+        assert!(!may_be_group_of(Cloud::Azure, "train", "nodepool1"));
+    }
+
+    #[test]
+    fn gke_slugs_are_lowercase_and_short() {
+        assert_eq!(
+            base_name(Cloud::Gcp, "Train_Big", CapacityType::Spot),
+            "train-big-spot"
+        );
+        assert_eq!(
+            base_name(Cloud::Gcp, "9lives", CapacityType::OnDemand),
+            "p9lives-od"
+        );
+        let long = base_name(Cloud::Gcp, &"a".repeat(53), CapacityType::Spot);
+        assert!(long.len() <= 40 - 1 - GENERATION_LEN, "{long}");
+        assert!(!may_be_group_of(Cloud::Gcp, "train", "training-od"));
+    }
+
+    #[test]
+    fn eks_shape_recognises_only_the_pools_names() {
+        assert!(may_be_group_of(Cloud::Aws, "train", "train-od"));
+        assert!(may_be_group_of(Cloud::Aws, "train", "train-spot-k3x9"));
+        for other in [
+            "train-od2",
+            "train-spot-x",
+            "training-od",
+            "train-gpu-abcd",
+            "train-od-ABCD",
+        ] {
+            assert!(!may_be_group_of(Cloud::Aws, "train", other), "{other}");
+        }
+    }
+}
