@@ -12,12 +12,23 @@ pub mod proto;
 pub mod value;
 
 pub mod diag;
+pub mod import_id;
 pub mod plan;
+pub mod private;
 pub mod provider;
+pub mod resource;
+pub mod router;
 pub mod schema;
 pub mod server;
+pub mod tf;
+pub mod timeouts;
+pub mod validators;
 
 pub use diag::{AttributePath, Diagnostic, Diagnostics, PathStep, Severity};
+pub use private::PrivateState;
 pub use provider::{Provider, ProviderSchemas};
+pub use resource::{DataSource, Resource};
+pub use router::{ProviderBlock, Router};
 pub use schema::{Attribute, Block, NestedBlock, Nesting, Presence, Schema};
+pub use tf::Tf;
 pub use value::{Type, Value};
