@@ -1,9 +1,13 @@
-//! The Terraform plugin protocol (version 6) as a library: the go-plugin handshake with
-//! AutoMTLS, cty values over msgpack and JSON, schemas, diagnostics and a [`Provider`]
-//! trait whose methods map one-to-one to the protocol's RPCs. It knows nothing of any
-//! particular provider.
+//! The Terraform plugin protocol (version 6) as a library and a small SDK: the go-plugin
+//! handshake with AutoMTLS, cty values over msgpack and JSON, schemas, diagnostics, a
+//! [`Provider`] trait whose methods map one-to-one to the protocol's RPCs, and on top of
+//! it typed [`Resource`] and [`DataSource`] traits with a [`Router`] that dispatches by
+//! type name, [`Tf`] for values unknown at plan time, validators, plan modifiers, import
+//! ids, `timeouts` blocks and private state. It knows nothing of any particular provider.
 //!
-//! A provider implements [`Provider`] and calls [`server::serve`] from `main`.
+//! A provider builds a [`Router`] (or implements [`Provider`] itself) and calls
+//! [`server::serve`] from `main`; see the crate's README and
+//! `examples/terraform-provider-hello.rs`.
 
 /// Generated protocol code (tfplugin6 and go-plugin services).
 pub mod proto;
