@@ -71,7 +71,7 @@ impl DataSource for Greeting {
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let mut v: GreetingValue = match request.decode_config() {
             Ok(v) => v,
-            Err(diagnostics) => return error_read(diagnostics),
+            Err(diagnostics) => return diagnostics.into(),
         };
         let greeting = v.greeting.as_deref().unwrap_or("Hello");
         v.text = Some(format!("{greeting}, {}!", v.name));
@@ -80,15 +80,8 @@ impl DataSource for Greeting {
                 state,
                 diagnostics: Diagnostics::new(),
             },
-            Err(diagnostics) => error_read(diagnostics),
+            Err(diagnostics) => diagnostics.into(),
         }
-    }
-}
-
-fn error_read(diagnostics: Diagnostics) -> ReadDataSourceResponse {
-    ReadDataSourceResponse {
-        state: Value::Null,
-        diagnostics,
     }
 }
 
@@ -196,12 +189,7 @@ impl Resource for Note {
         note_modifiers().apply(request.prior(), &mut response);
         let mut note: NoteValue = match decode(&response.planned_state) {
             Ok(n) => n,
-            Err(diagnostics) => {
-                return PlanResourceChangeResponse {
-                    diagnostics,
-                    ..Default::default()
-                };
-            }
+            Err(diagnostics) => return diagnostics.into(),
         };
         // The id is the name, known at plan time whenever the name is.
         note.id = note.name.clone();
@@ -222,23 +210,19 @@ impl Resource for Note {
         if request.is_destroy() {
             return ApplyResourceChangeResponse::default();
         }
-        let failed = |diagnostics: Diagnostics| ApplyResourceChangeResponse {
-            new_state: request.prior().clone(),
-            private: request.planned_private().to_vec(),
-            diagnostics,
-        };
         let (mut note, mut private) = match (
             request.decode_planned::<NoteValue>(),
             request.private_state(),
         ) {
             (Ok(Some(n)), Ok(p)) => (n, p),
-            (Err(d), _) | (_, Err(d)) => return failed(d),
+            (Err(d), _) | (_, Err(d)) => return request.failed(d),
             (Ok(None), _) => return ApplyResourceChangeResponse::default(),
         };
         if note.revision.is_unknown() {
             let last: i64 = private.get(REVISION).ok().flatten().unwrap_or(0);
             if let Err(e) = private.set(REVISION, &(last + 1)) {
-                return failed(tfplugin::Diagnostic::error("Cannot save", e.to_string()).into());
+                let d = tfplugin::Diagnostic::error("Cannot save the revision", e.to_string());
+                return request.failed(d.into());
             }
             note.revision = Tf::Known(last + 1);
         }
@@ -248,7 +232,7 @@ impl Resource for Note {
                 private: private.to_bytes(),
                 diagnostics: Diagnostics::new(),
             },
-            Err(d) => failed(d),
+            Err(d) => request.failed(d),
         }
     }
 
@@ -256,12 +240,7 @@ impl Resource for Note {
     async fn import(&self, request: ImportRequest) -> ImportResourceStateResponse {
         let id = match ImportId::parse(request.id(), &["name", "text"], '/') {
             Ok(id) => id,
-            Err(e) => {
-                return ImportResourceStateResponse {
-                    imported: Vec::new(),
-                    diagnostics: e.to_diagnostic().into(),
-                };
-            }
+            Err(e) => return Diagnostics::from(e.to_diagnostic()).into(),
         };
         let name = id.get("name").unwrap_or_default().to_string();
         let note = NoteValue {
@@ -274,10 +253,7 @@ impl Resource for Note {
         };
         match encode(&note, &note_schema().value_type()) {
             Ok(state) => imported(state),
-            Err(diagnostics) => ImportResourceStateResponse {
-                imported: Vec::new(),
-                diagnostics,
-            },
+            Err(diagnostics) => diagnostics.into(),
         }
     }
 }

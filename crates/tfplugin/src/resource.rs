@@ -206,6 +206,17 @@ impl ApplyRequest {
         decode(&self.raw.config)
     }
 
+    /// The answer to a failed apply: `diagnostics`, with the prior state and private
+    /// state kept (nothing changed). When part of the change was made, answer with the
+    /// state of what exists instead.
+    pub fn failed(&self, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
+        ApplyResourceChangeResponse {
+            new_state: self.raw.prior_state.clone(),
+            private: self.raw.planned_private.clone(),
+            diagnostics,
+        }
+    }
+
     /// The planned state decoded as `T`; `None` when destroying.
     pub fn decode_planned<T: DeserializeOwned>(&self) -> Result<Option<T>, Diagnostics> {
         decode_opt(&self.raw.planned_state)
@@ -252,6 +263,16 @@ impl ReadRequest {
     /// The module's `provider_meta`, if any.
     pub fn provider_meta(&self) -> Option<&Value> {
         self.raw.provider_meta.as_ref()
+    }
+
+    /// The answer to a failed read: `diagnostics`, with the saved state and private
+    /// state kept.
+    pub fn failed(&self, diagnostics: Diagnostics) -> ReadResourceResponse {
+        ReadResourceResponse {
+            new_state: self.raw.current_state.clone(),
+            private: self.raw.private.clone(),
+            diagnostics,
+        }
     }
 
     /// The saved state decoded as `T`.

@@ -607,6 +607,44 @@ mod tests {
     }
 
     #[test]
+    fn failure_answers_keep_what_exists() {
+        let diags: Diagnostics = Diagnostic::error("boom", "").into();
+        let prior = Value::object([("name", Value::string("a"))]);
+        let apply = ApplyRequest::new(ApplyResourceChangeRequest {
+            type_name: "t_thing".into(),
+            prior_state: prior.clone(),
+            planned_state: Value::object([("name", Value::string("b"))]),
+            config: Value::Null,
+            planned_private: b"p".to_vec(),
+            provider_meta: None,
+        });
+        let out = apply.failed(diags.clone());
+        assert_eq!(
+            (out.new_state, out.private, out.diagnostics),
+            (prior.clone(), b"p".to_vec(), diags.clone())
+        );
+        let read = ReadRequest::new(ReadResourceRequest {
+            type_name: "t_thing".into(),
+            current_state: prior.clone(),
+            private: b"q".to_vec(),
+            provider_meta: None,
+        });
+        let out = read.failed(diags.clone());
+        assert_eq!((out.new_state, out.private), (prior, b"q".to_vec()));
+        assert!(
+            PlanResourceChangeResponse::from(diags.clone())
+                .diagnostics
+                .has_errors()
+        );
+        assert!(
+            ImportResourceStateResponse::from(diags.clone())
+                .imported
+                .is_empty()
+        );
+        assert!(ReadDataSourceResponse::from(diags).state.is_null());
+    }
+
+    #[test]
     #[should_panic(expected = "registered twice")]
     fn a_type_registered_twice_panics() {
         let _ = router().resource(Thing);

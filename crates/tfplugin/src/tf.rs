@@ -14,7 +14,9 @@ use serde::ser::{Serialize, Serializer};
 use std::fmt;
 use std::marker::PhantomData;
 
-/// A Terraform value of Rust type `T`: null, unknown until apply, or known.
+/// A Terraform value of Rust type `T`: null, unknown until apply, or known. Decoded
+/// objects carry every attribute; for structs decoded from hand-built values that may
+/// lack one, mark the field `#[serde(default)]` (absent is then null).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Tf<T> {
     /// Not set (null).
@@ -278,6 +280,17 @@ mod tests {
         let t: Tf<u8> = serde_json::from_str("7").unwrap();
         assert_eq!(t, Tf::Known(7));
         assert_eq!(serde_json::to_string(&Tf::<u8>::Unknown).unwrap(), "null");
+    }
+
+    #[test]
+    fn absent_fields_need_serde_default() {
+        #[derive(Debug, Deserialize)]
+        struct Partial {
+            #[serde(default)]
+            a: Tf<String>,
+        }
+        let p: Partial = decode(&Value::Object(Default::default())).unwrap();
+        assert!(p.a.is_null());
     }
 
     #[test]

@@ -94,12 +94,7 @@ impl DataSource for OfferSource {
         }
         let query = match offer_query::build(config, gpu_core::query::Capacity::Either) {
             Ok(q) => q,
-            Err(diagnostics) => {
-                return ReadDataSourceResponse {
-                    state: Value::Null,
-                    diagnostics,
-                };
-            }
+            Err(diagnostics) => return diagnostics.into(),
         };
         let refreshed = self.provider.live_catalog(&query).await;
         let mut response = (self.read)(config, &refreshed.catalog);

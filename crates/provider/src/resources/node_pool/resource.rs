@@ -78,10 +78,7 @@ impl Resource for NodePool {
         };
         match read::import_state(request.id(), &keys, Catalog::embedded()) {
             Ok(state) => imported(state),
-            Err(why) => ImportResourceStateResponse {
-                imported: Vec::new(),
-                diagnostics: Diagnostic::error("Invalid import id", why).into(),
-            },
+            Err(why) => Diagnostics::from(Diagnostic::error("Invalid import id", why)).into(),
         }
     }
 
