@@ -1,7 +1,6 @@
 //! Command line: with no command and Terraform's environment it serves the plugin;
 //! `--debug` serves a debugging session; subcommands are for people.
 
-use crate::provider::GpuProvider;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use tfplugin::server::{self, ServeError, handshake::HandshakeError};
@@ -86,14 +85,14 @@ fn serve(debug: bool) -> ExitCode {
     };
     let result = runtime.block_on(async {
         if debug {
-            server::serve_debug(GpuProvider::default(), crate::PROVIDER_ADDRESS, |s| {
+            server::serve_debug(crate::provider::new(), crate::PROVIDER_ADDRESS, |s| {
                 println!("Provider serving for debugging. In another shell, run:\n");
                 println!("    export TF_REATTACH_PROVIDERS='{}'\n", s.reattach_json);
                 println!("then run Terraform there. Stop this process with Ctrl-C twice or kill.");
             })
             .await
         } else {
-            server::serve(GpuProvider::default()).await
+            server::serve(crate::provider::new()).await
         }
     });
     match result {

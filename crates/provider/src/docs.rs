@@ -13,7 +13,7 @@ const PREFIX: &str = "gpu_";
 
 /// Renders every doc page as (path relative to the repo root, content).
 pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
-    let schemas = crate::provider::GpuProvider::default().schemas();
+    let schemas = crate::provider::new().schemas();
     let mut pages = BTreeMap::new();
     let example = read_example(repo, "examples/provider/provider.tf");
     pages.insert(

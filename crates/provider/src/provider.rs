@@ -1,20 +1,19 @@
-//! `GpuProvider`: the `gpu` provider's implementation of the plugin protocol, dispatching
-//! each request to the resource or data source it names.
+//! `GpuProvider`: the `gpu` provider block (its configuration, the stop signal, the
+//! caches operations share), and [`new`], the provider Terraform talks to: a
+//! `tfplugin::Router` of the provider block and every resource and data source, which
+//! dispatches each request by type name.
 
 use crate::config::{self, ProviderConfig};
 use crate::data_sources;
-use crate::resources::{self, node_pool};
+use crate::live::Refreshed;
+use crate::resources::node_pool;
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
 use gpu_core::cloud::aws::ConfigCache;
-use std::sync::{Mutex, RwLock};
-use tfplugin::provider::{
-    ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
-    ImportResourceStateRequest, ImportResourceStateResponse, ImportedResource,
-    PlanResourceChangeRequest, PlanResourceChangeResponse, ProviderSchemas, ReadDataSourceRequest,
-    ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse, UpgradeResourceStateRequest,
-};
-use tfplugin::{Diagnostic, Diagnostics, Provider, Value};
+use gpu_core::query::OfferQuery;
+use std::sync::{Arc, Mutex, RwLock};
+use tfplugin::provider::ConfigureProviderRequest;
+use tfplugin::{Diagnostic, Diagnostics, ProviderBlock, Router, Schema, Value};
 
 /// The `gpu` provider.
 #[derive(Debug, Default)]
@@ -40,8 +39,21 @@ impl GpuProvider {
         self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The catalog with live prices for `query` (refreshed once per clouds and regions
+    /// for the process's life), and the warnings of sources that did not answer.
+    pub async fn live_catalog(&self, query: &OfferQuery) -> Refreshed {
+        self.live
+            .get(
+                self.configured().as_ref(),
+                query,
+                &|_| {},
+                &self.operation_cancel(),
+            )
+            .await
+    }
+
     /// What node pools need of the provider block.
-    fn pool_settings(&self) -> node_pool::Settings {
+    pub fn pool_settings(&self) -> node_pool::Settings {
         let c = self.configured().unwrap_or_default();
         let aws = c.aws.unwrap_or_default();
         node_pool::Settings {
@@ -56,18 +68,30 @@ impl GpuProvider {
     }
 }
 
-/// A response for a resource type the provider does not have.
-fn unknown_resource<T: Default>(name: &str, set: impl FnOnce(&mut T, Diagnostics)) -> T {
-    let mut r = T::default();
-    set(&mut r, resources::unknown_type(name).into());
-    r
+/// The `gpu` provider as served: the provider block, `gpu_node_pool`, and the data
+/// sources, sharing one [`GpuProvider`].
+pub fn new() -> Router<Arc<GpuProvider>> {
+    let provider = Arc::new(GpuProvider::default());
+    Router::new(provider.clone())
+        .resource(node_pool::resource::NodePool::new(provider.clone()))
+        .data_source(data_sources::GpuModels)
+        .data_source(data_sources::OfferSource::spot_offer(provider.clone()))
+        .data_source(data_sources::OfferSource::offers(provider))
 }
 
 #[async_trait]
-impl Provider for GpuProvider {
+impl ProviderBlock for GpuProvider {
+    fn schema(&self) -> Schema {
+        config::schema()
+    }
+
+    async fn validate(&self, config: &Value) -> Diagnostics {
+        config::validate(config)
+    }
+
     /// Terraform sends this on Ctrl-C: waits and retry pauses end now, and each apply in
     /// flight returns the state of what exists with an error saying it was interrupted.
-    async fn stop_provider(&self) -> Result<(), String> {
+    async fn stop(&self) -> Result<(), String> {
         tracing::info!("StopProvider: cancelling in-flight waits");
         let mut slot = self.stop.lock().unwrap_or_else(|p| p.into_inner());
         slot.cancel();
@@ -75,139 +99,7 @@ impl Provider for GpuProvider {
         Ok(())
     }
 
-    fn schemas(&self) -> ProviderSchemas {
-        ProviderSchemas {
-            provider: config::schema(),
-            data_sources: data_sources::schemas(),
-            resources: resources::schemas(),
-            ..Default::default()
-        }
-    }
-
-    async fn validate_provider_config(&self, config: &Value) -> Diagnostics {
-        config::validate(config)
-    }
-
-    async fn validate_data_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
-        data_sources::validate(type_name, config)
-    }
-
-    async fn validate_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
-        match type_name {
-            node_pool::TYPE_NAME => {
-                node_pool::validate(config, gpu_core::catalog::Catalog::embedded())
-            }
-            other => resources::unknown_type(other).into(),
-        }
-    }
-
-    async fn plan_resource_change(
-        &self,
-        request: PlanResourceChangeRequest,
-    ) -> PlanResourceChangeResponse {
-        match request.type_name.as_str() {
-            node_pool::TYPE_NAME => node_pool::plan::plan(
-                &request,
-                &self.pool_settings(),
-                gpu_core::catalog::Catalog::embedded(),
-            ),
-            other => unknown_resource(other, |r: &mut PlanResourceChangeResponse, d| {
-                r.diagnostics = d
-            }),
-        }
-    }
-
-    async fn apply_resource_change(
-        &self,
-        request: ApplyResourceChangeRequest,
-    ) -> ApplyResourceChangeResponse {
-        match request.type_name.as_str() {
-            node_pool::TYPE_NAME => {
-                node_pool::apply::apply(
-                    &request.prior_state,
-                    &request.planned_state,
-                    &self.pool_settings(),
-                    gpu_core::catalog::Catalog::embedded(),
-                )
-                .await
-            }
-            other => unknown_resource(other, |r: &mut ApplyResourceChangeResponse, d| {
-                r.new_state = request.prior_state.clone();
-                r.diagnostics = d;
-            }),
-        }
-    }
-
-    async fn read_resource(&self, request: ReadResourceRequest) -> ReadResourceResponse {
-        match request.type_name.as_str() {
-            node_pool::TYPE_NAME => {
-                let mut r = node_pool::apply::read(
-                    &request.current_state,
-                    &self.pool_settings(),
-                    gpu_core::catalog::Catalog::embedded(),
-                )
-                .await;
-                r.private = request.private;
-                r
-            }
-            other => unknown_resource(other, |r: &mut ReadResourceResponse, d| {
-                r.new_state = request.current_state.clone();
-                r.diagnostics = d;
-            }),
-        }
-    }
-
-    async fn import_resource_state(
-        &self,
-        request: ImportResourceStateRequest,
-    ) -> ImportResourceStateResponse {
-        if request.type_name != node_pool::TYPE_NAME {
-            return unknown_resource(
-                &request.type_name,
-                |r: &mut ImportResourceStateResponse, d| r.diagnostics = d,
-            );
-        }
-        let keys: Vec<String> = match node_pool::schema().value_type() {
-            tfplugin::Type::Object(o) => o.attributes.keys().cloned().collect(),
-            _ => Vec::new(),
-        };
-        match node_pool::read::import_state(
-            &request.id,
-            &keys,
-            gpu_core::catalog::Catalog::embedded(),
-        ) {
-            Ok(state) => ImportResourceStateResponse {
-                imported: vec![ImportedResource {
-                    type_name: request.type_name,
-                    state,
-                    private: Vec::new(),
-                }],
-                diagnostics: Diagnostics::new(),
-            },
-            Err(why) => ImportResourceStateResponse {
-                imported: Vec::new(),
-                diagnostics: Diagnostic::error("Invalid import id", why).into(),
-            },
-        }
-    }
-
-    /// `gpu_node_pool` state of version 0 (EKS-shaped `node_groups`) is rewritten to
-    /// version 1; any other type or version goes through tfplugin's default.
-    async fn upgrade_resource_state(
-        &self,
-        request: UpgradeResourceStateRequest,
-        schema: &tfplugin::Schema,
-    ) -> Result<Value, Diagnostics> {
-        if request.type_name == node_pool::TYPE_NAME
-            && request.version == 0
-            && let Some(json) = &request.raw_json
-        {
-            return node_pool::upgrade::v0_to_current(json, schema);
-        }
-        tfplugin::provider::decode_stored_state(&request, schema)
-    }
-
-    async fn configure_provider(&self, request: ConfigureProviderRequest) -> Diagnostics {
+    async fn configure(&self, request: ConfigureProviderRequest) -> Diagnostics {
         let mut diags = config::validate(&request.config);
         if diags.has_errors() {
             return diags;
@@ -234,44 +126,6 @@ impl Provider for GpuProvider {
         }
         diags
     }
-
-    async fn read_data_source(&self, request: ReadDataSourceRequest) -> ReadDataSourceResponse {
-        let embedded = gpu_core::catalog::Catalog::embedded();
-        let wants_live = request.config.get_attr("live").and_then(Value::as_bool) == Some(true);
-        if !(wants_live && data_sources::is_offer_query(&request.type_name)) {
-            return data_sources::read(&request.type_name, &request.config, embedded);
-        }
-        let query = match data_sources::offer_query::build(
-            &request.config,
-            gpu_core::query::Capacity::Either,
-        ) {
-            Ok(q) => q,
-            Err(diagnostics) => {
-                return ReadDataSourceResponse {
-                    state: Value::Null,
-                    diagnostics,
-                };
-            }
-        };
-        let refreshed = self
-            .live
-            .get(
-                self.configured().as_ref(),
-                &query,
-                &|_| {},
-                &self.operation_cancel(),
-            )
-            .await;
-        let mut response =
-            data_sources::read(&request.type_name, &request.config, &refreshed.catalog);
-        for warning in refreshed.warnings {
-            response.diagnostics.push(Diagnostic::warning(
-                "Some live prices are unavailable",
-                warning,
-            ));
-        }
-        response
-    }
 }
 
 #[cfg(test)]
@@ -283,7 +137,7 @@ mod tests {
         let p = GpuProvider::default();
         let in_flight = p.pool_settings().cancel;
         assert!(!in_flight.is_cancelled());
-        p.stop_provider().await.unwrap();
+        p.stop().await.unwrap();
         assert!(in_flight.is_cancelled(), "the running apply must stop");
         let later = p.pool_settings().cancel;
         assert!(
@@ -304,5 +158,106 @@ mod tests {
         a.aws_configs.get(&key).await;
         b.aws_configs.get(&key).await;
         assert_eq!(p.aws_configs.loaded(), 1);
+    }
+
+    #[test]
+    fn the_router_serves_every_type() {
+        use tfplugin::Provider;
+        let s = new().schemas();
+        assert_eq!(s.resources.keys().collect::<Vec<_>>(), ["gpu_node_pool"]);
+        assert_eq!(s.resources["gpu_node_pool"].version, 1);
+        assert_eq!(
+            s.data_sources.keys().collect::<Vec<_>>(),
+            ["gpu_models", "gpu_offers", "gpu_spot_offer"]
+        );
+        assert_eq!(s.provider, config::schema());
+    }
+
+    #[tokio::test]
+    async fn requests_reach_the_node_pool_by_type_name() {
+        use tfplugin::Provider;
+        use tfplugin::provider::{ImportResourceStateRequest, UpgradeResourceStateRequest};
+        let p = new();
+        let config = Value::object([(
+            "timeouts",
+            Value::object([("create", Value::string("soon"))]),
+        )]);
+        let d = p.validate_resource_config("gpu_node_pool", &config).await;
+        assert!(
+            d.0.iter().any(|d| d.summary == "Invalid timeouts.create"),
+            "{d:?}"
+        );
+        let out = p
+            .import_resource_state(ImportResourceStateRequest {
+                type_name: "gpu_node_pool".into(),
+                id: "aws/us-east-1".into(),
+            })
+            .await;
+        assert_eq!(out.diagnostics.0[0].summary, "Invalid import id");
+        let out = p
+            .import_resource_state(ImportResourceStateRequest {
+                type_name: "gpu_node_pool".into(),
+                id: "aws/us-east-1/train-east/train".into(),
+            })
+            .await;
+        assert!(!out.diagnostics.has_errors(), "{:?}", out.diagnostics);
+        assert_eq!(out.imported[0].type_name, "gpu_node_pool");
+        assert_eq!(
+            out.imported[0].state.get_attr("cluster"),
+            Some(&Value::string("train-east"))
+        );
+        let schema = &p.schemas().resources["gpu_node_pool"];
+        let e = p
+            .upgrade_resource_state(
+                UpgradeResourceStateRequest {
+                    type_name: "gpu_node_pool".into(),
+                    version: 2,
+                    raw_json: Some(b"{}".to_vec()),
+                    raw_flatmap: Default::default(),
+                },
+                schema,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.0[0].summary, "Unsupported state version");
+        let d = p
+            .validate_resource_config("gpu_cluster", &Value::Null)
+            .await;
+        assert!(
+            d.0[0].detail.contains("`gpu_cluster`") && d.0[0].detail.contains("`gpu_node_pool`")
+        );
+    }
+
+    #[tokio::test]
+    async fn data_sources_read_through_the_router() {
+        use tfplugin::Provider;
+        use tfplugin::provider::ReadDataSourceRequest;
+        let p = new();
+        let d = p
+            .validate_data_resource_config(
+                "gpu_offers",
+                &Value::object([("gpu", Value::string("no-such-gpu"))]),
+            )
+            .await;
+        assert!(d.has_errors(), "{d:?}");
+        let schema = &p.schemas().data_sources["gpu_models"];
+        let config = match schema.value_type() {
+            tfplugin::Type::Object(o) => Value::Object(
+                o.attributes
+                    .keys()
+                    .map(|k| (k.clone(), Value::Null))
+                    .collect(),
+            ),
+            _ => unreachable!(),
+        };
+        let out = p
+            .read_data_source(ReadDataSourceRequest {
+                type_name: "gpu_models".into(),
+                config,
+                provider_meta: None,
+            })
+            .await;
+        assert!(!out.diagnostics.has_errors(), "{:?}", out.diagnostics);
+        assert!(!out.state.is_null());
     }
 }

@@ -1,6 +1,7 @@
 //! Diagnostics: the errors and warnings a provider returns to Terraform, each optionally
 //! pointing at the attribute it is about.
 
+use crate::value::Value;
 use std::fmt;
 
 /// One step of an [`AttributePath`].
@@ -45,6 +46,38 @@ impl AttributePath {
     /// True when the path has no steps (it points at the whole value).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The value this path points at inside `root`, if it is there (through objects,
+    /// maps, and lists, sets or tuples by position).
+    pub fn lookup<'v>(&self, root: &'v Value) -> Option<&'v Value> {
+        self.0.iter().try_fold(root, |v, step| match step {
+            PathStep::Attr(name) => v.get_attr(name),
+            PathStep::Key(key) => v.get_key(key),
+            PathStep::Index(i) => usize::try_from(*i).ok().and_then(|i| v.get_index(i)),
+        })
+    }
+
+    /// The value this path points at inside `root`, mutably (as [`AttributePath::lookup`]).
+    pub fn lookup_mut<'v>(&self, root: &'v mut Value) -> Option<&'v mut Value> {
+        self.0.iter().try_fold(root, |v, step| match (step, v) {
+            (PathStep::Attr(name), Value::Object(m)) => m.get_mut(name),
+            (PathStep::Key(key), Value::Map(m)) => m.get_mut(key),
+            (PathStep::Index(i), Value::List(vs) | Value::Set(vs) | Value::Tuple(vs)) => {
+                usize::try_from(*i).ok().and_then(|i| vs.get_mut(i))
+            }
+            (_, Value::Dynamic(_, inner)) => {
+                AttributePath(vec![step.clone()]).lookup_mut(inner.as_mut())
+            }
+            _ => None,
+        })
+    }
+}
+
+impl From<&str> for AttributePath {
+    /// The path of one top-level attribute.
+    fn from(name: &str) -> Self {
+        AttributePath::attr(name)
     }
 }
 
@@ -182,6 +215,26 @@ mod tests {
             .then_attr("endpoints")
             .then_key("ec2");
         assert_eq!(p.to_string(), "aws[0].endpoints[\"ec2\"]");
+    }
+
+    #[test]
+    fn lookup_follows_attributes_keys_and_indexes() {
+        let mut v = Value::object([(
+            "aws",
+            Value::List(vec![Value::object([(
+                "endpoints",
+                Value::map([("ec2", Value::string("http://x"))]),
+            )])]),
+        )]);
+        let p = AttributePath::attr("aws")
+            .then_index(0)
+            .then_attr("endpoints")
+            .then_key("ec2");
+        assert_eq!(p.lookup(&v), Some(&Value::string("http://x")));
+        assert_eq!(AttributePath::attr("aws").then_index(1).lookup(&v), None);
+        assert_eq!(AttributePath::from("gcp").lookup(&v), None);
+        *p.lookup_mut(&mut v).unwrap() = Value::string("y");
+        assert_eq!(p.lookup(&v), Some(&Value::string("y")));
     }
 
     #[test]

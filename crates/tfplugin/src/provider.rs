@@ -218,6 +218,36 @@ pub struct ReadDataSourceResponse {
     pub diagnostics: Diagnostics,
 }
 
+impl From<Diagnostics> for PlanResourceChangeResponse {
+    /// A failed plan: only the diagnostics (Terraform ignores the rest on error).
+    fn from(diagnostics: Diagnostics) -> Self {
+        PlanResourceChangeResponse {
+            diagnostics,
+            ..Default::default()
+        }
+    }
+}
+
+impl From<Diagnostics> for ImportResourceStateResponse {
+    /// A failed import: nothing imported, only the diagnostics.
+    fn from(diagnostics: Diagnostics) -> Self {
+        ImportResourceStateResponse {
+            imported: Vec::new(),
+            diagnostics,
+        }
+    }
+}
+
+impl From<Diagnostics> for ReadDataSourceResponse {
+    /// A failed data source read: a null state and the diagnostics.
+    fn from(diagnostics: Diagnostics) -> Self {
+        ReadDataSourceResponse {
+            state: Value::Null,
+            diagnostics,
+        }
+    }
+}
+
 /// A diagnostic for an RPC a provider does not implement for a type.
 pub fn unsupported(what: &str, type_name: &str) -> Diagnostic {
     Diagnostic::error(

@@ -9,6 +9,10 @@ use super::error::{ErrorKind, PathStep, ValueError, mismatch};
 use super::number::{Number, Repr};
 use super::value::Value;
 
+/// The newtype name through which [`crate::tf::Tf`] asks a [`ValueDeserializer`] for
+/// the null / unknown / known state of a value (answered as an enum of those variants).
+pub(crate) const TF_NEWTYPE: &str = "tfplugin::Tf";
+
 /// Decodes a value into a Rust type (objects into structs, null into `None`,
 /// lists/sets/tuples into sequences, maps into maps, numbers into ints or
 /// floats with range checks).
@@ -216,10 +220,26 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer<'de> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, ValueError> {
         let path = self.path.clone();
+        if name == TF_NEWTYPE {
+            // `Tf<T>` asks through this name: answer with its three states as an enum,
+            // so that an unknown value is a value rather than an error.
+            let variant = match self.v.unwrap_dynamic() {
+                Value::Null => "null",
+                Value::Unknown(_) => "unknown",
+                _ => "known",
+            };
+            return Self::done(
+                &path,
+                visitor.visit_enum(EnumAccess {
+                    variant,
+                    content: self,
+                }),
+            );
+        }
         Self::done(&path, visitor.visit_newtype_struct(self))
     }
 

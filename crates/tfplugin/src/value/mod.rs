@@ -42,11 +42,13 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use de::TF_NEWTYPE;
 pub use de::{ValueDeserializer, from_value};
 pub use error::{ErrorKind, PathStep, ValueError, format_path};
 pub use json::{decode_json, encode_json};
 pub use msgpack::{decode_msgpack, encode_msgpack};
 pub use number::Number;
+pub(crate) use ser::TF_UNKNOWN;
 pub use ser::to_value;
 pub use types::{ObjectType, Type};
 pub use value::{NumberBound, Refinements, Unknown, Value};

@@ -10,6 +10,10 @@ use super::number::Number;
 use super::types::{ObjectType, Type};
 use super::value::Value;
 
+/// The unit-struct name [`crate::tf::Tf::Unknown`] serializes as: [`to_value`] makes
+/// it an unknown value, any other serializer a null.
+pub(crate) const TF_UNKNOWN: &str = "tfplugin::Tf::Unknown";
+
 /// Converts a Rust value into a [`Value`] conforming to `ty`.
 ///
 /// Struct fields become object attributes (attributes the struct lacks
@@ -164,7 +168,11 @@ impl<'t> ser::Serializer for Ser<'t> {
     fn serialize_unit(self) -> Result<Value, ValueError> {
         Ok(Value::Null)
     }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<Value, ValueError> {
+    fn serialize_unit_struct(self, name: &'static str) -> Result<Value, ValueError> {
+        if name == TF_UNKNOWN {
+            // `Tf::Unknown`: an unknown of whatever type the slot has.
+            return Ok(Value::unknown());
+        }
         Ok(Value::Null)
     }
     fn serialize_unit_variant(

@@ -2,15 +2,12 @@
 //! finding the inputs that must be known at plan time.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use gpu_core::model::{AwsClass, AzureClass, GcpClass, NodeClass};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
 use gpu_core::pool::{NodePoolConfig, TaintConfig, reconcile::Timeouts};
 use tfplugin::{AttributePath, Diagnostics, Value};
-
-use super::duration::parse_duration;
 
 /// Inputs the cost preview needs, which therefore must be known when planning.
 pub const COST_INPUTS: [&str; 6] = [
@@ -291,31 +288,16 @@ fn is_subnet_id(s: &str) -> bool {
         .is_some_and(|h| matches!(h.len(), 8 | 17) && h.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// The `timeouts` block, with defaults; errors name `timeouts.<op>`.
+/// The `timeouts` block, with defaults; errors name `timeouts.<op>` (read by
+/// `tfplugin::timeouts`).
 pub fn timeouts(v: &Value, d: &mut Diagnostics) -> Timeouts {
-    let mut t = Timeouts::default();
-    let Some(block) = v.get_attr("timeouts").filter(|b| !b.is_null()) else {
-        return t;
-    };
-    let slots: [(&str, &mut Duration); 3] = [
-        ("create", &mut t.create),
-        ("update", &mut t.update),
-        ("delete", &mut t.delete),
-    ];
-    for (op, slot) in slots {
-        let Some(s) = block.get_attr(op).and_then(Value::as_str) else {
-            continue;
-        };
-        match parse_duration(s) {
-            Ok(dur) => *slot = dur,
-            Err(why) => d.attr_error(
-                AttributePath::attr("timeouts").then_attr(op),
-                format!("Invalid timeouts.{op}"),
-                format!("`timeouts.{op}` is {s:?}: {why}; write a duration such as \"45m\", \"1h30m\" or \"90s\"."),
-            ),
-        }
+    let set = tfplugin::timeouts::Timeouts::read(v, d);
+    let defaults = Timeouts::default();
+    Timeouts {
+        create: set.create.unwrap_or(defaults.create),
+        update: set.update.unwrap_or(defaults.update),
+        delete: set.delete.unwrap_or(defaults.delete),
     }
-    t
 }
 
 #[cfg(test)]

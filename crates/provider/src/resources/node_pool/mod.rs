@@ -3,12 +3,12 @@
 
 pub mod apply;
 pub mod desired;
-pub mod duration;
 pub mod groups;
 pub mod inputs;
 pub mod paths;
 pub mod plan;
 pub mod read;
+pub mod resource;
 pub mod schema;
 pub mod upgrade;
 

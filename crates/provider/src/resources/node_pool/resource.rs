@@ -1,0 +1,99 @@
+//! `gpu_node_pool` as a `tfplugin::Resource`: thin glue from the router's typed requests
+//! to the pool's plan, apply, read, import and state upgrade.
+
+use super::{TYPE_NAME, apply, plan, read, schema, upgrade};
+use crate::provider::GpuProvider;
+use async_trait::async_trait;
+use gpu_core::catalog::Catalog;
+use std::sync::Arc;
+use tfplugin::provider::{
+    ApplyResourceChangeResponse, ImportResourceStateResponse, PlanResourceChangeResponse,
+    ReadResourceResponse, UpgradeResourceStateRequest, decode_stored_state,
+};
+use tfplugin::resource::{
+    ApplyRequest, ImportRequest, PlanRequest, ReadRequest, ValidateRequest, imported,
+};
+use tfplugin::{Diagnostic, Diagnostics, Resource, Schema, Type, Value};
+
+/// The `gpu_node_pool` resource, with the provider block it reads its settings from.
+#[derive(Debug, Clone)]
+pub struct NodePool {
+    provider: Arc<GpuProvider>,
+}
+
+impl NodePool {
+    /// The resource, configured through `provider`.
+    pub fn new(provider: Arc<GpuProvider>) -> Self {
+        NodePool { provider }
+    }
+}
+
+#[async_trait]
+impl Resource for NodePool {
+    fn type_name(&self) -> &str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    async fn validate(&self, request: ValidateRequest) -> Diagnostics {
+        super::validate(request.config(), Catalog::embedded())
+    }
+
+    async fn plan(&self, request: PlanRequest) -> PlanResourceChangeResponse {
+        plan::plan(
+            request.raw(),
+            &self.provider.pool_settings(),
+            Catalog::embedded(),
+        )
+    }
+
+    async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
+        apply::apply(
+            request.prior(),
+            request.planned(),
+            &self.provider.pool_settings(),
+            Catalog::embedded(),
+        )
+        .await
+    }
+
+    async fn read(&self, request: ReadRequest) -> ReadResourceResponse {
+        let mut r = apply::read(
+            request.current(),
+            &self.provider.pool_settings(),
+            Catalog::embedded(),
+        )
+        .await;
+        r.private = request.private().to_vec();
+        r
+    }
+
+    async fn import(&self, request: ImportRequest) -> ImportResourceStateResponse {
+        let keys: Vec<String> = match schema().value_type() {
+            Type::Object(o) => o.attributes.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        match read::import_state(request.id(), &keys, Catalog::embedded()) {
+            Ok(state) => imported(state),
+            Err(why) => Diagnostics::from(Diagnostic::error("Invalid import id", why)).into(),
+        }
+    }
+
+    /// State of version 0 (EKS-shaped `node_groups`) is rewritten to version 1; any other
+    /// version goes through tfplugin's default.
+    async fn upgrade_state(
+        &self,
+        request: UpgradeResourceStateRequest,
+        schema: &Schema,
+    ) -> Result<Value, Diagnostics> {
+        if request.version == 0
+            && let Some(json) = &request.raw_json
+        {
+            return upgrade::v0_to_current(json, schema);
+        }
+        decode_stored_state(&request, schema)
+    }
+}
