@@ -47,30 +47,36 @@ pub struct Split {
 /// (omitted at 0) and a spot group for the rest (omitted when it could hold no node);
 /// without spot, one on-demand group with the pool's counts. The same on every cloud.
 pub fn split(spec: &NodePoolSpec) -> Split {
-    let n = spec.node_counts();
-    if !spec.capacity.spot {
+    split_counts(
+        spec.capacity.spot,
+        spec.min_nodes,
+        spec.max_nodes,
+        spec.capacity.on_demand_min,
+        spec.desired_nodes,
+    )
+}
+
+/// [`split`] of bare counts: `spot` or not, `min`/`max` nodes, the on-demand floor `odm`
+/// (capped at `max`) and the desired count, if managed (for reading a pool back from its
+/// groups, where no spec exists yet).
+pub fn split_counts(spot: bool, min: u32, max: u32, odm: u32, desired: Option<u32>) -> Split {
+    if !spot {
         return Split {
-            on_demand: Some(Scaling {
-                min: n.on_demand_min,
-                max: n.on_demand_max,
-                desired: spec.desired_nodes,
-            }),
+            on_demand: Some(Scaling { min, max, desired }),
             spot: None,
         };
     }
-    let od = n.on_demand_min;
+    let od = odm.min(max);
     let on_demand = (od > 0).then_some(Scaling {
         min: od,
         max: od,
         desired: Some(od),
     });
-    let (min, max) = (n.spot_min, n.spot_max);
-    let spot = (max > 0).then(|| Scaling {
-        min,
-        max,
-        desired: spec
-            .desired_nodes
-            .map(|d| d.saturating_sub(od).clamp(min, max)),
+    let (smin, smax) = (min.saturating_sub(od), max - od);
+    let spot = (smax > 0).then(|| Scaling {
+        min: smin,
+        max: smax,
+        desired: desired.map(|d| d.saturating_sub(od).clamp(smin, smax)),
     });
     Split { on_demand, spot }
 }

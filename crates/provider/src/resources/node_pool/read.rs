@@ -7,7 +7,7 @@ use gpu_core::catalog::Catalog;
 use gpu_core::cloud::{CapacityType, NodeClass, NodeGroup, traits};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
-use gpu_core::pool::{DriverPolicy, spelling};
+use gpu_core::pool::{DriverPolicy, layout, spelling};
 use tfplugin::Value;
 
 use super::groups;
@@ -177,18 +177,15 @@ fn desired_from_live(
     }
 }
 
-/// The (od, spot) group sizes a pool of these counts maps to (None where omitted).
+/// (min, max) of the on-demand and the spot group (None where omitted).
 type GroupSizes = (Option<(u32, u32)>, Option<(u32, u32)>);
 
+/// The group sizes a pool of these counts maps to: the layout's own split, so reading
+/// back is the inverse of laying out.
 fn expected_split(spot: bool, min: u32, max: u32, odm: u32) -> GroupSizes {
-    if !spot {
-        return (Some((min, max)), None);
-    }
-    let od = odm.min(max);
-    let od_group = (od > 0).then_some((od, od));
-    let smax = max - od;
-    let spot_group = (smax > 0).then_some((min.saturating_sub(od), smax));
-    (od_group, spot_group)
+    let s = layout::split_counts(spot, min, max, odm, None);
+    let sizes = |g: Option<gpu_core::model::Scaling>| g.map(|g| (g.min, g.max));
+    (sizes(s.on_demand), sizes(s.spot))
 }
 
 /// `instance_types` from the spot group (or the on-demand one); the prior order stays
