@@ -1,5 +1,6 @@
-//! `ApplyResourceChange` and `ReadResource` for `gpu_node_pool` on EKS: every call goes
-//! to the cloud, and the state returned always matches what exists there.
+//! `ApplyResourceChange` for `gpu_node_pool` on EKS (create, update, roll, destroy), and
+//! the helpers `refresh` shares: every call goes to the cloud, and the state returned
+//! always matches what exists there.
 
 use std::collections::BTreeSet;
 
@@ -10,14 +11,14 @@ use gpu_core::model::CapacityType;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::{layout, reconcile};
 use gpu_core::retry::RetryPolicy;
-use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
+use tfplugin::provider::ApplyResourceChangeResponse;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
 use super::desired::{self, Settings};
 use super::groups;
 use super::inputs::{self, text};
+use super::live_state::state_from_live;
 use super::plan::set;
-use super::read::state_from_live;
 
 /// Connects to EKS in `region` with the provider's AWS settings and the usual chain
 /// (loaded once per region and profile for the life of the process).
@@ -41,7 +42,7 @@ pub async fn connect(settings: &Settings, region: &str) -> Eks {
 
 /// The AWS region of pool `v` as AWS spells it (`US-EAST-1` → `us-east-1`): the SDK signs
 /// requests for the region it is given, so a re-spelled one must not reach it.
-fn region_of(v: &Value) -> String {
+pub(super) fn region_of(v: &Value) -> String {
     gpu_core::pool::spelling::region(Some(Cloud::Aws), &text(v, "region"))
 }
 
@@ -217,117 +218,9 @@ async fn destroy(
     }
 }
 
-/// Whether `prior` is a pool on a cloud this version reads live: any spelling of aws
-/// (`AWS`, `Aws`). Other clouds keep the prior state (they cannot be created yet).
-pub fn reads_live(prior: &Value) -> bool {
-    gpu_core::pool::spelling::cloud(&text(prior, "cloud")) == Some(Cloud::Aws)
-}
-
-/// Reads the pool from EKS; `Value::Null` in the response when no group exists any more.
-pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> ReadResourceResponse {
-    if !reads_live(prior) {
-        return ReadResourceResponse {
-            new_state: prior.clone(),
-            ..Default::default()
-        };
-    }
-    let api = connect(settings, &region_of(prior)).await;
-    read_with(&api, prior, settings, catalog).await
-}
-
-/// [`read`] against any [`NodeGroups`].
-pub async fn read_with(
-    api: &dyn NodeGroups,
-    prior: &Value,
-    settings: &Settings,
-    catalog: &Catalog,
-) -> ReadResourceResponse {
-    let name = text(prior, "name");
-    let cluster = match cluster_of(prior) {
-        Ok(c) => c,
-        Err(diagnostics) => {
-            return ReadResourceResponse {
-                new_state: prior.clone(),
-                diagnostics,
-                ..Default::default()
-            };
-        }
-    };
-    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
-    // An import knows only the pool's name: its groups are found by their name shape
-    // (`<name>-od`, `<name>-spot`, with or without a generation suffix) and then their
-    // ownership tag.
-    let names = if importing {
-        match api.list_groups(&cluster).await {
-            Ok(all) => all
-                .into_iter()
-                .filter(|n| layout::may_be_group_of(Cloud::Aws, &name, n))
-                .collect(),
-            Err(e) => {
-                return ReadResourceResponse {
-                    new_state: prior.clone(),
-                    diagnostics: cloud_error(
-                        &format!("listing the node groups of cluster `{cluster}`"),
-                        Some(&e),
-                    ),
-                    ..Default::default()
-                };
-            }
-        }
-    } else {
-        all_names(prior, Cloud::Aws, &name, &[])
-    };
-    let live = match reconcile::read(api, &cluster, &names).await {
-        Ok(l) => l,
-        Err(e) => {
-            return ReadResourceResponse {
-                new_state: prior.clone(),
-                diagnostics: cloud_error(
-                    &format!("reading the node groups of `{}`", text(prior, "name")),
-                    Some(&e),
-                ),
-                ..Default::default()
-            };
-        }
-    };
-    let (live, _) = split_ownership(api, prior, &name, live, importing);
-    let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
-    let mut diagnostics = Diagnostics::new();
-    if !state.is_null() && state.get_attr("monthly_usd").is_none_or(Value::is_null) {
-        // Imported: price what is live, with no change to report.
-        match price_imported(&state, settings, catalog) {
-            Ok(values) => {
-                for (k, v) in values {
-                    set(&mut state, k, v);
-                }
-            }
-            Err(d) => diagnostics.extend(d),
-        }
-    }
-    ReadResourceResponse {
-        new_state: state,
-        diagnostics,
-        ..Default::default()
-    }
-}
-
-/// Cost attributes of an imported pool (delta 0: importing changes nothing).
-fn price_imported(
-    state: &Value,
-    settings: &Settings,
-    catalog: &Catalog,
-) -> Result<Vec<(&'static str, Value)>, Diagnostics> {
-    let spec = desired::validate(state, catalog)?;
-    let want = desired::with_types(spec, None, catalog, settings, state);
-    let p = desired::price(&want, None)?;
-    let prior = gpu_core::cost::PriorCost::from(&p);
-    let p = desired::price(&want, Some(prior))?;
-    Ok(desired::cost_values(&p))
-}
-
 /// The pool's group names on `cloud`: its generation-0 names, any recorded in state, and
 /// `wanted`.
-fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[String]) -> Vec<String> {
+pub(super) fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[String]) -> Vec<String> {
     let mut set: BTreeSet<String> = [CapacityType::OnDemand, CapacityType::Spot]
         .into_iter()
         .map(|c| layout::base_name(cloud, name, c))
@@ -339,7 +232,7 @@ fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[String]) -> Vec<
 
 /// The cluster of pool `v` as its cloud names it; refused (as validation would) when its
 /// cloud, region and `cluster` do not name one.
-fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
+pub(super) fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
     let cloud = gpu_core::pool::spelling::cloud(&text(v, "cloud")).unwrap_or(Cloud::Aws);
     let region = gpu_core::pool::spelling::region(Some(cloud), &text(v, "region"));
     ClusterRef::parse(cloud, &region, &text(v, "cluster")).map_err(|e| {
@@ -353,7 +246,7 @@ fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
 /// group when `adopt_all` (import), else those recorded in the prior state's
 /// `node_groups` or carrying the cloud's ownership marker for `pool` (so an interrupted
 /// create is adopted).
-fn split_ownership(
+pub(super) fn split_ownership(
     api: &dyn NodeGroups,
     prior: &Value,
     pool: &str,
@@ -456,7 +349,7 @@ fn failed(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse
 }
 
 /// An error diagnostic for a failed cloud call.
-fn cloud_error(what: &str, e: Option<&CloudError>) -> Diagnostics {
+pub(super) fn cloud_error(what: &str, e: Option<&CloudError>) -> Diagnostics {
     let detail = match e {
         Some(e) => format!("{what}: {e}"),
         None => what.to_string(),

@@ -4,10 +4,12 @@
 pub mod apply;
 pub mod desired;
 pub mod groups;
+pub mod import;
 pub mod inputs;
+pub mod live_state;
 pub mod paths;
 pub mod plan;
-pub mod read;
+pub mod refresh;
 pub mod resource;
 pub mod schema;
 pub mod upgrade;

@@ -1,7 +1,7 @@
 //! `gpu_node_pool` as a `tfplugin::Resource`: thin glue from the router's typed requests
 //! to the pool's plan, apply, read, import and state upgrade.
 
-use super::{TYPE_NAME, apply, plan, read, schema, upgrade};
+use super::{TYPE_NAME, apply, import, plan, refresh, schema, upgrade};
 use crate::provider::GpuProvider;
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
@@ -61,7 +61,7 @@ impl Resource for NodePool {
     }
 
     async fn read(&self, request: ReadRequest) -> ReadResourceResponse {
-        let mut r = apply::read(
+        let mut r = refresh::read(
             request.current(),
             &self.provider.pool_settings(),
             Catalog::embedded(),
@@ -76,7 +76,7 @@ impl Resource for NodePool {
             Type::Object(o) => o.attributes.keys().cloned().collect(),
             _ => Vec::new(),
         };
-        match read::import_state(request.id(), &keys, Catalog::embedded()) {
+        match import::import_state(request.id(), &keys, Catalog::embedded()) {
             Ok(state) => imported(state),
             Err(why) => Diagnostics::from(Diagnostic::error("Invalid import id", why)).into(),
         }

@@ -9,9 +9,10 @@ use gpu_core::cloud::{CapacityType, CloudError, NodeGroups};
 use tfplugin::provider::PlanResourceChangeRequest;
 use tfplugin::{Type, Value};
 
-use super::apply::{apply_with, read_with};
+use super::apply::apply_with;
+use super::import::import_state;
 use super::plan::plan;
-use super::read::import_state;
+use super::refresh::read_with;
 use super::*;
 
 const ROLE: &str = "arn:aws:iam::123456789012:role/eks-node";
@@ -941,7 +942,7 @@ async fn a_pool_created_with_upper_case_spellings_applies_and_reads_live() {
         .new_state;
     assert_ne!(read, state, "drift shows");
     assert!(
-        super::apply::reads_live(&state),
+        super::refresh::reads_live(&state),
         "cloud = \"AWS\" is read from EKS"
     );
 }
