@@ -343,6 +343,15 @@ def test_destroy_removes_node_groups(aws_tf, moto):
     wd = pool_workdir(aws_tf, moto, cluster, pool)
     wd.run("apply")
     assert len(node_groups(moto, cluster_name)) == 2
+    monthly = wd.resource(ADDR)["monthly_usd"]
+    # Terraform >= 1.3 plans a destroy through the provider (it advertises plan_destroy):
+    # the plan says what the destroy saves. 1.0 plans destroys itself, without a word.
+    res = wd.run("plan", "-destroy")
+    saving = f"-${monthly:,.2f}/month: destroys the pool"
+    if aws_tf.version == "1.0":
+        assert "destroys the pool" not in res.output, res
+    else:
+        assert saving in res.output, (saving, res)
     wd.run("destroy")
     eks = moto.client("eks")
     assert eks.list_nodegroups(clusterName=cluster_name)["nodegroups"] == []

@@ -384,6 +384,14 @@ pub trait Provider: Send + Sync + 'static {
         false
     }
 
+    /// Whether [`Provider::plan_resource_change`] handles destroys (a null proposed new
+    /// state; Terraform 1.3 and later then plan each destroy through the provider, so it
+    /// can warn, e.g. of what the destroy saves). The server advertises `plan_destroy`
+    /// only then (default `false`).
+    fn supports_plan_destroy(&self) -> bool {
+        false
+    }
+
     /// `MoveResourceState`: the default refuses moves from other resource types.
     async fn move_resource_state(
         &self,

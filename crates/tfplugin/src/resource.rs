@@ -371,6 +371,12 @@ pub trait Resource: Send + Sync + 'static {
         request.proposed_response()
     }
 
+    /// Whether [`Resource::plan`] wants destroys too (`is_destroy()`; answer a null
+    /// planned state). Default `false`: the router answers a destroy's plan itself.
+    fn plans_destroy(&self) -> bool {
+        false
+    }
+
     /// `ApplyResourceChange`: create, update or destroy (`planned()` null). On error,
     /// return the state of what does exist.
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse;

@@ -267,6 +267,10 @@ impl<P: ProviderBlock> Provider for Router<P> {
         request: PlanResourceChangeRequest,
     ) -> PlanResourceChangeResponse {
         match self.find_resource(&request.type_name) {
+            // A destroy is planned by the resource only when it asks to be.
+            Ok(r) if request.proposed_new_state.is_null() && !r.plans_destroy() => {
+                PlanResourceChangeResponse::default()
+            }
             Ok(r) => r.plan(PlanRequest::new(request)).await,
             Err(diagnostics) => PlanResourceChangeResponse {
                 diagnostics,
@@ -315,6 +319,10 @@ impl<P: ProviderBlock> Provider for Router<P> {
         self.resources
             .values()
             .any(|r| r.handler.supports_move_state())
+    }
+
+    fn supports_plan_destroy(&self) -> bool {
+        self.resources.values().any(|r| r.handler.plans_destroy())
     }
 
     async fn move_resource_state(
@@ -399,6 +407,33 @@ mod tests {
                 target_state: Value::object([("moved", Value::Bool(true))]),
                 ..Default::default()
             }
+        }
+    }
+
+    /// A resource whose plan always warns, and which may ask to plan destroys.
+    struct Loud {
+        plans_destroy: bool,
+    }
+
+    #[async_trait]
+    impl Resource for Loud {
+        fn type_name(&self) -> &str {
+            "t_loud"
+        }
+        fn schema(&self) -> Schema {
+            Schema::new(Block::new("loud"))
+        }
+        async fn plan(&self, r: PlanRequest) -> PlanResourceChangeResponse {
+            let mut out = r.proposed_response();
+            out.diagnostics
+                .push(Diagnostic::warning("planned by the resource", "x"));
+            out
+        }
+        fn plans_destroy(&self) -> bool {
+            self.plans_destroy
+        }
+        async fn apply(&self, _r: ApplyRequest) -> ApplyResourceChangeResponse {
+            ApplyResourceChangeResponse::default()
         }
     }
 
@@ -569,6 +604,28 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(e.0[0].summary, "Unsupported state version");
+    }
+
+    #[tokio::test]
+    async fn destroys_are_planned_by_the_resources_that_ask_and_by_the_router_otherwise() {
+        assert!(!router().supports_plan_destroy());
+        let prior = Value::object([("id", Value::string("a"))]);
+        for asks in [false, true] {
+            let r = Router::new(Schema::new(Block::new("p"))).resource(Loud {
+                plans_destroy: asks,
+            });
+            assert_eq!(r.supports_plan_destroy(), asks);
+            let out = r
+                .plan_resource_change(plan_request("t_loud", prior.clone(), Value::Null))
+                .await;
+            assert!(out.planned_state.is_null());
+            assert_eq!(out.diagnostics.0.len(), usize::from(asks), "{asks}");
+            // An update is always the resource's.
+            let out = r
+                .plan_resource_change(plan_request("t_loud", prior.clone(), prior.clone()))
+                .await;
+            assert_eq!(out.diagnostics.0.len(), 1);
+        }
     }
 
     #[tokio::test]

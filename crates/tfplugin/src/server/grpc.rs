@@ -40,7 +40,7 @@ impl<P: Provider> Clone for ProviderService<P> {
 /// What the server tells Terraform it supports: only what the provider implements.
 fn capabilities<P: Provider>(provider: &P) -> pb::ServerCapabilities {
     pb::ServerCapabilities {
-        plan_destroy: false,
+        plan_destroy: provider.supports_plan_destroy(),
         get_provider_schema_optional: true,
         move_resource_state: provider.supports_move_resource_state(),
         generate_resource_config: false,

@@ -42,6 +42,11 @@ impl Resource for NodePool {
         super::validate(request.config(), Catalog::embedded())
     }
 
+    /// A destroy is planned here too: its warning says what the destroy saves.
+    fn plans_destroy(&self) -> bool {
+        true
+    }
+
     async fn plan(&self, request: PlanRequest) -> PlanResourceChangeResponse {
         plan::plan(
             request.raw(),
