@@ -19,3 +19,6 @@ pub mod pool;
 pub mod query;
 pub mod retry;
 pub mod time;
+
+#[cfg(test)]
+mod test_support;

@@ -77,18 +77,7 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
-    fn run<F: Future>(f: F) -> F::Output {
-        let mut f = pin!(f);
-        let mut cx = Context::from_waker(Waker::noop());
-        loop {
-            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-    }
+    use crate::test_support::block_on as run;
 
     #[test]
     fn records_each_call_in_order_with_its_outcome() {

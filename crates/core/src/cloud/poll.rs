@@ -182,20 +182,8 @@ pub(crate) fn wait_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::block_on as block;
     use std::cell::Cell;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
-    /// Runs a future that never suspends for real (the virtual clock) to completion.
-    fn block<F: Future>(f: F) -> F::Output {
-        let mut f = pin!(f);
-        let mut cx = Context::from_waker(Waker::noop());
-        loop {
-            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-    }
 
     fn backoff() -> Backoff {
         Backoff {

@@ -1,22 +1,9 @@
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::*;
 use crate::cloud::{AwsClass, AzureClass, GcpClass, Scaling};
-
-/// The fake never suspends, so polling to completion needs no runtime.
-fn run<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
+use crate::test_support::block_on as run;
 
 fn eks() -> ClusterRef {
     ClusterRef::Eks {

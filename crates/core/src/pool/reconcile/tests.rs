@@ -1,8 +1,4 @@
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
 use std::sync::LazyLock;
 
 use super::*;
@@ -10,17 +6,7 @@ use crate::cloud::fake::{FakeNodeGroups, Op};
 use crate::model::{AwsClass, AzureClass, NodeClass, Scaling, Taint};
 use crate::offer::Cloud;
 use crate::pool::spec::{TaintEffect, gpu_taint};
-
-/// The fake never suspends, so polling to completion needs no runtime.
-fn run<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
+use crate::test_support::block_on as run;
 
 static C: LazyLock<ClusterRef> = LazyLock::new(|| ClusterRef::Eks {
     region: "us-east-1".into(),
