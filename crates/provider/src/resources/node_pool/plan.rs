@@ -66,7 +66,9 @@ pub fn plan(
     }
     let kept = kept_types(prior, proposed, &req.config);
     let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
-    let replace = replace_paths(prior, proposed);
+    // Only a change of identity (cloud, region, cluster, name) replaces the pool; all else
+    // is an update, rolling node groups where needed.
+    let replace = tfplugin::plan::requires_replace(prior, proposed, &REPLACE_ATTRIBUTES);
     // A replacement starts from nothing: no group of the old pool is kept or rolled.
     let base = if replace.is_empty() {
         prior
@@ -361,19 +363,6 @@ fn same_apart_from_cost(planned: &Value, prior: &Value) -> bool {
         v
     };
     strip(planned) == strip(prior)
-}
-
-/// What changed of the pool's identity (cloud, region, cluster, name): only that
-/// replaces it; everything else is an update, rolling node groups where needed.
-fn replace_paths(prior: &Value, proposed: &Value) -> Vec<AttributePath> {
-    if prior.is_null() {
-        return Vec::new();
-    }
-    REPLACE_ATTRIBUTES
-        .iter()
-        .filter(|a| prior.get_attr(a) != proposed.get_attr(a))
-        .map(|a| AttributePath::attr(*a))
-        .collect()
 }
 
 /// The one-line preview as a warning, so the approver sees the money.
