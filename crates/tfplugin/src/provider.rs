@@ -256,6 +256,19 @@ pub fn unsupported(what: &str, type_name: &str) -> Diagnostic {
     )
 }
 
+/// The answer to a `MoveResourceState` nobody implements: an error naming the source and
+/// target types.
+pub fn refuse_move(request: &MoveResourceStateRequest) -> MoveResourceStateResponse {
+    MoveResourceStateResponse {
+        diagnostics: unsupported(
+            &format!("Moving state from `{}`", request.source_type_name),
+            &request.target_type_name,
+        )
+        .into(),
+        ..Default::default()
+    }
+}
+
 /// Decodes stored state written with `schema`'s own version (JSON form) against it; any
 /// other version, or the legacy flatmap form, is refused with a diagnostic.
 pub fn decode_stored_state(
@@ -397,14 +410,7 @@ pub trait Provider: Send + Sync + 'static {
         &self,
         request: MoveResourceStateRequest,
     ) -> MoveResourceStateResponse {
-        MoveResourceStateResponse {
-            diagnostics: unsupported(
-                &format!("Moving state from `{}`", request.source_type_name),
-                &request.target_type_name,
-            )
-            .into(),
-            ..Default::default()
-        }
+        refuse_move(&request)
     }
 
     /// `ReadDataSource`: no default; a provider with data sources must implement it.

@@ -14,7 +14,8 @@ use crate::provider::{
     ImportResourceStateRequest, ImportResourceStateResponse, ImportedResource,
     MoveResourceStateRequest, MoveResourceStateResponse, PlanResourceChangeRequest,
     PlanResourceChangeResponse, ReadDataSourceRequest, ReadDataSourceResponse, ReadResourceRequest,
-    ReadResourceResponse, UpgradeResourceStateRequest, decode_stored_state, unsupported,
+    ReadResourceResponse, UpgradeResourceStateRequest, decode_stored_state, refuse_move,
+    unsupported,
 };
 use crate::schema::Schema;
 use crate::tf::{decode, decode_opt};
@@ -416,14 +417,7 @@ pub trait Resource: Send + Sync + 'static {
 
     /// `MoveResourceState` into this type. Default: refused.
     async fn move_state(&self, request: MoveResourceStateRequest) -> MoveResourceStateResponse {
-        MoveResourceStateResponse {
-            diagnostics: unsupported(
-                &format!("Moving state from `{}`", request.source_type_name),
-                &request.target_type_name,
-            )
-            .into(),
-            ..Default::default()
-        }
+        refuse_move(&request)
     }
 }
 
