@@ -469,16 +469,15 @@ impl NodeGroups for FakeNodeGroups {
     ) -> Result<Option<NodeGroup>, CloudError> {
         // The adapters' own wait loop, on a virtual clock (a group settles after
         // `settle_after` polls, whatever the time; sleeping takes no time).
-        super::poll::until(
+        super::poll::group(
             &self.clock,
             Backoff::default(),
             timeout,
             &Cancel::new(),
-            &super::poll::wait_what(cluster, name, target),
-            || async {
-                let got = self.get_group(cluster, name).await?;
-                super::poll::wait_step(cluster, name, target, got)
-            },
+            cluster,
+            name,
+            target,
+            || self.get_group(cluster, name),
         )
         .await
     }

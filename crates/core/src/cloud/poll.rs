@@ -1,14 +1,14 @@
 //! Waits, written once for every adapter and every kind of cloud object (node groups
 //! today; VMs and reservations next): [`until`] polls on a [`Backoff`] schedule against a
 //! [`Clock`] until a step says done, fails, the deadline passes or the stop signal comes.
-//! Adapters supply the poll (describe + [`wait_step`] for node groups); the fake runs the
+//! Adapters supply the read (`group` waits for node groups); the fake runs the
 //! same loop on a virtual clock.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{CloudError, NodeGroup, NodeGroupStatus, WaitTarget};
+use super::{CloudError, ClusterRef, NodeGroup, NodeGroupStatus, WaitTarget};
 use crate::cancel::Cancel;
 
 /// Delays between status polls: `initial`, doubling up to `max`.
@@ -134,12 +134,34 @@ where
     }))
 }
 
-/// What a wait is for, as named in its timeout error.
-pub(crate) fn wait_what(
-    cluster: &impl std::fmt::Display,
+/// Polls group `name` of `cluster` with `get` (the adapter's read) through [`until`] until
+/// it reaches `target`: the one wait loop of every group adapter and the fake.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn group<C, F, Fut>(
+    clock: &C,
+    backoff: Backoff,
+    timeout: Duration,
+    cancel: &Cancel,
+    cluster: &ClusterRef,
     name: &str,
     target: WaitTarget,
-) -> String {
+    mut get: F,
+) -> Result<Option<NodeGroup>, CloudError>
+where
+    C: Clock,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Option<NodeGroup>, CloudError>>,
+{
+    let what = wait_what(cluster, name, target);
+    until(clock, backoff, timeout, cancel, &what, || {
+        let read = get();
+        async move { wait_step(cluster, name, target, read.await?) }
+    })
+    .await
+}
+
+/// What a wait is for, as named in its timeout error.
+fn wait_what(cluster: &impl std::fmt::Display, name: &str, target: WaitTarget) -> String {
     let t = match target {
         WaitTarget::Active => "ready",
         WaitTarget::Deleted => "deleted",
@@ -148,7 +170,7 @@ pub(crate) fn wait_what(
 }
 
 /// One poll's verdict: `Ok(Some(result))` done, `Ok(None)` keep polling, `Err` failed.
-pub(crate) fn wait_step(
+fn wait_step(
     cluster: &impl std::fmt::Display,
     name: &str,
     target: WaitTarget,

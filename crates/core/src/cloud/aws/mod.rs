@@ -26,7 +26,7 @@ use aws_sdk_eks::config::timeout::TimeoutConfig;
 use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTaintsPayload};
 
 use super::delta::{ConfigDelta, tag_delta};
-use super::poll::{self, Backoff, TokioClock, wait_step, wait_what};
+use super::poll::{self, Backoff, TokioClock};
 use super::{
     CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, WaitTarget,
     traits,
@@ -386,16 +386,15 @@ impl NodeGroups for Eks {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        poll::until(
+        poll::group(
             &TokioClock::default(),
             self.backoff,
             timeout,
             &self.cancel,
-            &wait_what(cluster, name, target),
-            || async {
-                let got = self.get_group(cluster, name).await?;
-                wait_step(cluster, name, target, got)
-            },
+            cluster,
+            name,
+            target,
+            || self.get_group(cluster, name),
         )
         .await
     }
