@@ -190,7 +190,7 @@ impl FakeNodeGroups {
         if cluster.cloud() != self.traits.cloud {
             return Err(CloudError::Invalid(format!(
                 "{cluster} is not a cluster of this {}",
-                self.traits.kind
+                self.traits.kind()
             )));
         }
         if let Some(c) = &st.clusters

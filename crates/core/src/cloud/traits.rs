@@ -11,8 +11,10 @@ use crate::offer::Cloud;
 pub struct CloudTraits {
     /// The cloud.
     pub cloud: Cloud,
-    /// What a group is called there, for messages: `EKS node group`, `AKS agent pool`.
-    pub kind: &'static str,
+    /// The managed Kubernetes service: `EKS`, `AKS`, `GKE`.
+    pub service: &'static str,
+    /// What that service calls a group: `node group`, `agent pool`, `node pool`.
+    pub noun: &'static str,
     /// The name rule, for messages.
     pub name_rule: &'static str,
     /// Longest legal group name.
@@ -41,7 +43,8 @@ pub struct CloudTraits {
 /// EKS managed node groups.
 pub static EKS: CloudTraits = CloudTraits {
     cloud: Cloud::Aws,
-    kind: "EKS node group",
+    service: "EKS",
+    noun: "node group",
     name_rule: "1-63 letters, digits, '-' and '_', starting with a letter or digit",
     max_name_len: 63,
     machine_types_per_group: 20,
@@ -58,7 +61,8 @@ pub static EKS: CloudTraits = CloudTraits {
 /// AKS agent pools.
 pub static AKS: CloudTraits = CloudTraits {
     cloud: Cloud::Azure,
-    kind: "AKS agent pool",
+    service: "AKS",
+    noun: "agent pool",
     name_rule: "1-12 lowercase letters and digits, starting with a letter",
     max_name_len: 12,
     machine_types_per_group: 1,
@@ -75,7 +79,8 @@ pub static AKS: CloudTraits = CloudTraits {
 /// GKE node pools.
 pub static GKE: CloudTraits = CloudTraits {
     cloud: Cloud::Gcp,
-    kind: "GKE node pool",
+    service: "GKE",
+    noun: "node pool",
     name_rule: "1-40 lowercase letters, digits and '-', starting with a letter, not ending with '-'",
     max_name_len: 40,
     machine_types_per_group: 1,
@@ -110,6 +115,11 @@ pub fn of_class(class: &NodeClass) -> &'static CloudTraits {
 }
 
 impl CloudTraits {
+    /// A group named for messages: `EKS node group`, `AKS agent pool`.
+    pub fn kind(&self) -> String {
+        format!("{} {}", self.service, self.noun)
+    }
+
     /// Whether `name` is a legal group name here.
     pub fn name_ok(&self, name: &str) -> bool {
         (self.name_ok)(name)
@@ -122,26 +132,30 @@ impl CloudTraits {
         if !self.name_ok(&g.name) {
             return Err(format!(
                 "{} name {:?} is not legal: {}",
-                self.kind, g.name, self.name_rule
+                self.kind(),
+                g.name,
+                self.name_rule
             ));
         }
         let n = g.machine_types.len();
         if n == 0 || n > self.machine_types_per_group {
             return Err(format!(
                 "an {} holds 1 to {} machine types, not {n}",
-                self.kind, self.machine_types_per_group
+                self.kind(),
+                self.machine_types_per_group
             ));
         }
         if of_class(&g.class).cloud != self.cloud {
             return Err(format!(
                 "an {} needs a {} node class",
-                self.kind, self.cloud
+                self.kind(),
+                self.cloud
             ));
         }
         if g.capacity == CapacityType::Reserved {
             return Err(format!(
                 "{}s on reserved capacity are not managed by pools yet",
-                self.kind
+                self.kind()
             ));
         }
         if let NodeClass::Aws(c) = &g.class

@@ -174,9 +174,7 @@ impl<'a> Run<'a> {
     /// What a group is called in messages: `node group train-spot` on EKS, `agent pool
     /// gs…` on AKS.
     fn what(&self, name: &str) -> String {
-        let kind = self.api.traits().kind;
-        let kind = kind.split_once(' ').map_or(kind, |(_, k)| k);
-        format!("{kind} {name}")
+        format!("{} {name}", self.api.traits().noun)
     }
 
     /// The journal's name of group `name`: `<cluster>/<name>`.
