@@ -284,7 +284,16 @@ async fn spot_and_on_demand_lifecycle() {
         value: "yes".into(),
         effect: TaintEffect::PreferNoSchedule,
     }];
-    assert!(eks.update_group(&cluster(), &want).await.expect("update"));
+    let live = eks
+        .get_group(&cluster(), &spot.name)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        eks.update_group(&cluster(), &live, &want)
+            .await
+            .expect("update")
+    );
     let after = eks
         .wait_until(&cluster(), &spot.name, WaitTarget::Active, WAIT)
         .await
@@ -292,7 +301,9 @@ async fn spot_and_on_demand_lifecycle() {
         .unwrap();
     assert_eq!(after.spec, want);
     assert!(
-        !eks.update_group(&cluster(), &want).await.expect("no-op"),
+        !eks.update_group(&cluster(), &after, &want)
+            .await
+            .expect("no-op"),
         "nothing left to change: no UpdateNodegroupConfig"
     );
 
@@ -359,7 +370,20 @@ async fn missing_groups_and_clusters() {
     assert!(matches!(e, CloudError::NotFound(_)), "{e}");
     let mut nope = spot_request(&subnets);
     nope.name = "nope".into();
-    let e = eks.update_group(&cluster(), &nope).await.unwrap_err();
+    // A group read earlier and deleted since: the update is EKS's NotFound.
+    let mut was = nope.clone();
+    was.scaling.max = 9;
+    let gone = gpu_core::cloud::NodeGroup {
+        id: "arn:aws:eks:us-east-1:123456789012:nodegroup/gpu/nope/x".into(),
+        status: NodeGroupStatus::Active,
+        spec: was,
+        kubernetes_version: None,
+        health: Vec::new(),
+    };
+    let e = eks
+        .update_group(&cluster(), &gone, &nope)
+        .await
+        .unwrap_err();
     assert!(matches!(e, CloudError::NotFound(_)), "{e}");
     let e = eks
         .wait_until(&cluster(), "nope", WaitTarget::Active, WAIT)
@@ -520,7 +544,7 @@ async fn a_group_without_subnets_gets_the_clusters_and_tags_change_through_updat
     // call is seen to be made and refused the way moto documents.
     let mut retag = bare.clone();
     retag.tags = BTreeMap::from([("project".to_string(), "llm".to_string())]);
-    let e = eks.update_group(&cluster(), &retag).await.unwrap_err();
+    let e = eks.update_group(&cluster(), &g, &retag).await.unwrap_err();
     assert!(
         matches!(e, CloudError::NotFound(_)),
         "moto's documented gap: {e}"

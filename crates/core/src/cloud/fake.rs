@@ -381,9 +381,11 @@ impl NodeGroups for FakeNodeGroups {
         Ok(Some(self.as_read(&e.group)))
     }
 
+    /// The fake is the cloud: it compares with what it holds, not with `_live`.
     async fn update_group(
         &self,
         cluster: &ClusterRef,
+        _live: &NodeGroup,
         spec: &GroupSpec,
     ) -> Result<bool, CloudError> {
         let mut st = self.enter(Op::Update, cluster, &spec.name)?;

@@ -60,14 +60,16 @@ pub trait NodeGroups: Send + Sync {
         name: &str,
     ) -> Result<Option<NodeGroup>, CloudError>;
 
-    /// Makes live group `spec.name` what `spec` says in everything that can change in
-    /// place (counts, labels, taints, tags), however the cloud spells that (EKS: a config
-    /// delta and tag calls; AKS: one PUT). `spec.scaling.desired = None` keeps the live
-    /// count. Returns whether the cloud started an operation to wait for.
+    /// Makes `live` (the group as just read) what `want` says in everything that can
+    /// change in place (counts, labels, taints, tags), however the cloud spells that (EKS:
+    /// a config delta from `live` and tag calls; AKS: one PUT). `want.scaling.desired =
+    /// None` keeps the live count. Returns whether the cloud started an operation to wait
+    /// for.
     async fn update_group(
         &self,
         cluster: &ClusterRef,
-        spec: &GroupSpec,
+        live: &NodeGroup,
+        want: &GroupSpec,
     ) -> Result<bool, CloudError>;
 
     /// The names of every group in `cluster` (for import, which must find a pool's

@@ -375,7 +375,7 @@ impl<'a> Run<'a> {
             .run(
                 Verb::Update,
                 &self.target(&d.name),
-                self.api.update_group(self.cluster, d),
+                self.api.update_group(self.cluster, &l, d),
             )
             .await
             .map_err(|e| (step, e))?;

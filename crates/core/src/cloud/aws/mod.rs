@@ -326,18 +326,16 @@ impl NodeGroups for Eks {
     async fn update_group(
         &self,
         cluster: &ClusterRef,
-        spec: &GroupSpec,
+        live: &NodeGroup,
+        want: &GroupSpec,
     ) -> Result<bool, CloudError> {
-        let live = self.get_group(cluster, &spec.name).await?.ok_or_else(|| {
-            CloudError::NotFound(format!("node group {} in {cluster}", spec.name))
-        })?;
-        let delta = ConfigDelta::between(&live.spec, spec);
+        let delta = ConfigDelta::between(&live.spec, want);
         let started = !delta.is_empty();
         if started {
-            self.update_config(eks_name(cluster)?, &spec.name, &delta)
+            self.update_config(eks_name(cluster)?, &want.name, &delta)
                 .await?;
         }
-        let (add, remove) = tag_delta(&live.spec.tags, &spec.tags);
+        let (add, remove) = tag_delta(&live.spec.tags, &want.tags);
         if !add.is_empty() || !remove.is_empty() {
             self.retag(&live.id, &add, &remove).await?;
         }

@@ -106,7 +106,7 @@ fn create_get_update_delete() {
     want.labels = BTreeMap::from([("tier".into(), "x".into())]);
     want.taints[0].value = "yes".into();
     want.tags = BTreeMap::from([("project".into(), "llm".into())]);
-    assert!(run(f.update_group(&c, &want)).unwrap());
+    assert!(run(f.update_group(&c, &g, &want)).unwrap());
     let got = run(f.get_group(&c, "a")).unwrap().unwrap();
     assert_eq!(got.spec.scaling.desired, Some(2));
     assert_eq!(got.spec.labels, want.labels);
@@ -116,7 +116,7 @@ fn create_get_update_delete() {
         "tags are part of the whole desired state"
     );
     assert!(
-        !run(f.update_group(&c, &want)).unwrap(),
+        !run(f.update_group(&c, &got, &want)).unwrap(),
         "nothing left to change: no operation"
     );
 
@@ -196,7 +196,7 @@ fn transitions_settle_after_polls_and_block_updates() {
     let mut up = spec("a");
     up.labels.insert("k".into(), "v".into());
     assert!(matches!(
-        run(f.update_group(&c, &up)),
+        run(f.update_group(&c, &g, &up)),
         Err(CloudError::Conflict(_))
     ));
     let g = run(f.wait_until(&c, "a", WaitTarget::Active, T))
@@ -339,7 +339,7 @@ fn reads_strip_what_aks_and_gke_add_themselves() {
     assert!(g.spec.taints.is_empty(), "{:?}", g.spec.taints);
     assert_eq!(g.spec.tags, aks_spec("gs1").tags);
     assert!(
-        !run(f.update_group(&aks(), &aks_spec("gs1"))).unwrap(),
+        !run(f.update_group(&aks(), &g, &aks_spec("gs1"))).unwrap(),
         "no drift from system labels"
     );
 
@@ -354,5 +354,5 @@ fn reads_strip_what_aks_and_gke_add_themselves() {
     );
     assert!(g.spec.taints.is_empty(), "GKE's own GPU taint is stripped");
     assert_eq!(g.spec.labels, gke_spec("train-spot").labels);
-    assert!(!run(f.update_group(&gke(), &gke_spec("train-spot"))).unwrap());
+    assert!(!run(f.update_group(&gke(), &g, &gke_spec("train-spot"))).unwrap());
 }

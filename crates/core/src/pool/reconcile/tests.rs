@@ -463,9 +463,10 @@ impl NodeGroups for Slow {
     async fn update_group(
         &self,
         cluster: &ClusterRef,
+        live: &NodeGroup,
         spec: &GroupSpec,
     ) -> Result<bool, CloudError> {
-        self.inner.update_group(cluster, spec).await
+        self.inner.update_group(cluster, live, spec).await
     }
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {
         self.inner.list_groups(cluster).await
@@ -548,7 +549,8 @@ fn a_roll_creates_the_new_generation_and_waits_before_deleting_the_old() {
     // The autoscaler has 3 spot nodes running.
     let mut three = pool()[1].clone();
     three.scaling.desired = Some(3);
-    run(api.update_group(&C, &three)).unwrap();
+    let spot = run(api.get_group(&C, "train-spot")).unwrap().unwrap();
+    run(api.update_group(&C, &spot, &three)).unwrap();
     let live: Vec<NodeGroup> = live
         .iter()
         .map(|g| run(api.get_group(&C, g.name())).unwrap().unwrap())

@@ -523,18 +523,14 @@ async fn drift_shows_and_label_changes_update_in_place() {
     let api = fake();
     let state = plan_apply(&api, &config(), &Value::Null).await;
     // Someone raises the spot group's max outside Terraform.
-    let mut raised = api
-        .get_group(&east(), "train-spot")
-        .await
-        .unwrap()
-        .unwrap()
-        .spec;
+    let live = api.get_group(&east(), "train-spot").await.unwrap().unwrap();
+    let mut raised = live.spec.clone();
     raised.scaling = gpu_core::model::Scaling {
         min: 0,
         max: 7,
         desired: Some(0),
     };
-    api.update_group(&east(), &raised).await.unwrap();
+    api.update_group(&east(), &live, &raised).await.unwrap();
     let read = read_with(&api, &state, &settings(), catalog())
         .await
         .new_state;
