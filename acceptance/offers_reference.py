@@ -21,6 +21,7 @@ that compare against this module do not use it.
 from __future__ import annotations
 
 import csv
+import datetime
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,15 @@ COUNT_EPSILON = 1e-9
 # The fields of one offer, as the data sources and the CLI's JSON name them.
 OFFER_FIELDS = ["cloud", "region", "zone", "instance_type", "gpu", "gpu_count",
                 "gpu_memory_gib", "vcpus", "memory_gib", "spot", "price_per_hour",
-                "price_per_gpu_hour", "source", "as_of"]
+                "price_per_gpu_hour", "source", "as_of", "price_age_days"]
+
+
+def age_days(as_of: str | None, today: datetime.date | None = None) -> int | None:
+    """Whole days from `as_of` (YYYY-MM-DD) to today (UTC); None when undated."""
+    if not as_of:
+        return None
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    return (today - datetime.date.fromisoformat(as_of)).days
 
 
 def _num(text: str) -> float | None:
@@ -95,7 +104,8 @@ def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
             continue
         if not _region_ok(r["region"], q.regions):
             continue
-        for spot, column in ((False, "on_demand_usd_per_hour"), (True, "spot_usd_per_hour")):
+        for spot, column, kind in ((False, "on_demand_usd_per_hour", "on_demand"),
+                                   (True, "spot_usd_per_hour", "spot")):
             if q.capacity == "spot" and not spot or q.capacity == "on_demand" and spot:
                 continue
             price = _num(r[column])
@@ -117,8 +127,11 @@ def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
                 "spot": spot,
                 "price_per_hour": price,
                 "price_per_gpu_hour": per_gpu,
-                "source": r["source"],
-                "as_of": r["as_of"] or None,
+                # Each price carries its own provenance (the row's `source` describes the
+                # whole row; a price without its own source falls back to it).
+                "source": r[f"{kind}_source"] or r["source"],
+                "as_of": r[f"{kind}_as_of"] or None,
+                "price_age_days": age_days(r[f"{kind}_as_of"] or None),
             })
     items.sort(key=rank_key)
     seen = set()

@@ -2,8 +2,12 @@
 """Vendor the normalized GPU offer table into crates/core/data/offers.csv.
 
 The embedded catalog (gpu_core::catalog::Catalog::embedded) compiles that file into the
-binary with include_str!. This script copies it from the shared data folder, validates it
-and rewrites the vendored copy byte for byte. Python 3 standard library only.
+binary with include_str!. This script reads the shared table (13 columns, one `as_of` per
+row), validates it, and writes the vendored copy with each price's own provenance: the
+row's `as_of` column is replaced by `on_demand_source`, `on_demand_as_of`, `spot_source`
+and `spot_as_of` (OUT_COLUMNS), derived from the row's `source` text (see
+`price_origins`). A price whose source says "undated", or a row without `as_of`, stays
+undated. Python 3 standard library only.
 
 Run from anywhere (paths are relative to the repository root, the parent of tools/):
 
@@ -12,7 +16,7 @@ Run from anywhere (paths are relative to the repository root, the parent of tool
     python3 tools/vendor_offers.py --src FILE      # vendor another file in the same format
     python3 tools/vendor_offers.py --allow-shrink  # accept a source with >10% fewer rows
 
-Checks: the exact header; 13 fields per row; a known cloud; non-empty region and
+Checks: the exact header; 13 fields per row; every price has a source; a known cloud; non-empty region and
 instance_type; numeric columns are finite numbers (gpu_count, gpu_memory_gib, vcpus,
 memory_gib above 0; prices 0 or more); as_of is empty or YYYY-MM-DD; (cloud, region, zone,
 instance_type) is unique; every gpu_model is a canonical name in
@@ -45,6 +49,10 @@ COLUMNS = [
 CLOUDS = {"aws", "azure", "gcp", "cudo", "nebius", "hyperbolic"}
 POSITIVE = ["gpu_count", "gpu_memory_gib", "vcpus", "memory_gib"]
 PRICES = ["on_demand_usd_per_hour", "spot_usd_per_hour"]
+# The vendored file: the shared table's columns without `as_of`, plus each price's origin.
+OUT_COLUMNS = COLUMNS[:-1] + ["on_demand_source", "on_demand_as_of", "spot_source", "spot_as_of"]
+# `source` segments that describe specs or availability, never a price.
+NOT_A_PRICE = ("availability:", "specs:", "gpu:", "vcpu/mem:")
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -92,6 +100,10 @@ def validate(data: bytes):
                 errors.append(f"line {line}: {col} = {v!r} out of range")
         if row["as_of"] and not DATE.match(row["as_of"]):
             errors.append(f"line {line}: as_of = {row['as_of']!r} is not YYYY-MM-DD")
+        try:
+            price_origins(row)
+        except ValueError as e:
+            errors.append(f"line {line}: {e}")
         key = (row["cloud"], row["region"], row["zone"], row["instance_type"])
         if key in keys:
             errors.append(f"line {line}: duplicate offer {key}")
@@ -106,6 +118,61 @@ def validate(data: bytes):
     return rows, errors, warnings
 
 
+def price_origins(row):
+    """((on-demand source, as-of), (spot source, as-of)) of one shared-table row.
+
+    The shared `source` is `; `-separated. A segment `on-demand: X` or `spot: Y` names
+    that price's source; otherwise the first segment that is not about specs or
+    availability is the source of every price the row has (one file priced both). A
+    price is dated with the row's `as_of` unless its source says `undated`. Returns
+    (None, None) for a price the row does not have; raises ValueError for a price
+    without a source.
+    """
+    segments = [s.strip() for s in row["source"].split("; ") if s.strip()]
+    named = {}
+    primary = None
+    for seg in segments:
+        for kind, prefix in (("on_demand", "on-demand: "), ("spot", "spot: ")):
+            if seg.startswith(prefix):
+                named[kind] = seg[len(prefix):]
+                break
+        else:
+            if primary is None and not seg.startswith(NOT_A_PRICE):
+                primary = seg
+    out = []
+    for kind, column in (("on_demand", "on_demand_usd_per_hour"), ("spot", "spot_usd_per_hour")):
+        if not row[column]:
+            out.append((None, None))
+            continue
+        src = named.get(kind, primary)
+        if not src:
+            raise ValueError(f"{column} has no source in {row['source']!r}")
+        dated = row["as_of"] and "undated" not in src
+        out.append((src, row["as_of"] if dated else None))
+    return tuple(out)
+
+
+def vendored(rows):
+    """The vendored CSV bytes: OUT_COLUMNS, one line per row, `\n` line ends."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(OUT_COLUMNS)
+    for r in rows:
+        (od_src, od_date), (sp_src, sp_date) = price_origins(r)
+        w.writerow([r[c] for c in COLUMNS[:-1]] + [od_src or "", od_date or "", sp_src or "", sp_date or ""])
+    return buf.getvalue().encode("utf-8")
+
+
+def dating(rows):
+    """Per-cloud (dated, undated) price counts, for the summary."""
+    per = collections.OrderedDict((c, [0, 0]) for c in sorted(CLOUDS))
+    for r in rows:
+        for src, date in price_origins(r):
+            if src:
+                per[r["cloud"]][0 if date else 1] += 1
+    return per
+
+
 def summary(rows):
     """Per-cloud (rows, on-demand priced, spot priced) lines."""
     per = collections.OrderedDict((c, [0, 0, 0]) for c in sorted(CLOUDS))
@@ -114,10 +181,12 @@ def summary(rows):
         c[0] += 1
         c[1] += bool(r["on_demand_usd_per_hour"])
         c[2] += bool(r["spot_usd_per_hour"])
-    out = [f"{'cloud':<11}{'rows':>6}{'on-demand':>11}{'spot':>6}"]
+    dates = dating(rows)
+    out = [f"{'cloud':<11}{'rows':>6}{'on-demand':>11}{'spot':>6}{'dated prices':>14}{'undated':>9}"]
     for cloud, (n, od, sp) in per.items():
         if n:
-            out.append(f"{cloud:<11}{n:>6}{od:>11}{sp:>6}")
+            d, u = dates[cloud]
+            out.append(f"{cloud:<11}{n:>6}{od:>11}{sp:>6}{d:>14}{u:>9}")
     out.append(f"{'total':<11}{len(rows):>6}")
     return "\n".join(out)
 
@@ -125,7 +194,7 @@ def summary(rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", type=Path, default=DEFAULT_SRC, help=f"source CSV (default {DEFAULT_SRC})")
-    ap.add_argument("--check", action="store_true", help="do not write; fail if the vendored copy differs")
+    ap.add_argument("--check", action="store_true", help="do not write; fail if the vendored copy differs from what the source gives")
     ap.add_argument("--allow-shrink", action="store_true", help="accept >10%% fewer rows than the vendored copy")
     args = ap.parse_args()
 
@@ -146,10 +215,11 @@ def main():
     print(f"{args.src}: {len(rows)} rows, sha256 {hashlib.sha256(data).hexdigest()}")
     print(summary(rows))
 
+    data = vendored(rows)
     old = DEST.read_bytes() if DEST.exists() else None
     if args.check:
         if old != data:
-            print(f"{DEST} differs from {args.src}: run without --check to update it", file=sys.stderr)
+            print(f"{DEST} differs from what {args.src} gives: run without --check to update it", file=sys.stderr)
             return 1
         print(f"{DEST} is up to date")
         return 0

@@ -28,11 +28,15 @@ def item(price, meter, sku="NC24ads A100 v4"):
 
 
 class FakeAzurePrices:
-    """Answers /api/retail/prices with one page; everything else 404. Counts requests."""
+    """Answers /api/retail/prices with one page (the on-demand item, and the spot item
+    unless `spot` is false); everything else 404. Counts requests."""
 
-    def __init__(self):
+    def __init__(self, spot=True):
         self.requests = []
         outer = self
+        items = [item(ON_DEMAND, "NC24ads A100 v4")]
+        if spot:
+            items.append(item(SPOT, "NC24ads A100 v4 Spot"))
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
@@ -41,9 +45,8 @@ class FakeAzurePrices:
                     body = json.dumps({
                         "BillingCurrency": "USD", "CustomerEntityId": "Default",
                         "CustomerEntityType": "Retail",
-                        "Items": [item(ON_DEMAND, "NC24ads A100 v4"),
-                                  item(SPOT, "NC24ads A100 v4 Spot")],
-                        "NextPageLink": None, "Count": 2,
+                        "Items": items,
+                        "NextPageLink": None, "Count": len(items),
                     }).encode()
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -109,6 +112,43 @@ def test_live_price_replaces_snapshot_and_is_cached(terraform, tmp_path, capacit
     again = wd.resource("data.gpu_spot_offer.a100")
     assert again["price_per_hour"] == pytest.approx(price), again
     assert len(fake.requests) == served
+
+
+def snapshot_row(region, instance_type):
+    """The embedded snapshot's row, read with the csv module (not the provider)."""
+    import csv
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "crates/core/data/offers.csv"
+    with open(path, newline="", encoding="utf-8") as f:
+        return next(r for r in csv.DictReader(f)
+                    if r["cloud"] == "azure" and r["region"] == region
+                    and r["instance_type"] == instance_type and r["zone"] == "")
+
+
+def test_refreshing_on_demand_only_never_re_dates_the_spot_price(terraform, tmp_path):
+    """The live source answers the on-demand price only: that price is today's, and the
+    spot offer of the same row keeps the snapshot's price, source and (missing) date."""
+    row = snapshot_row("eastus", "Standard_NC24ads_A100_v4")
+    assert row["spot_usd_per_hour"] and not row["spot_as_of"], row  # undated spot price
+    fake = FakeAzurePrices(spot=False)
+    try:
+        both = (CONFIG % "on_demand") + (CONFIG % "spot").replace('"a100"', '"a100_spot"')
+        wd = terraform.workdir(files={"main.tf": both})
+        wd.tf.env = live_env(terraform, tmp_path, fake.url)
+        wd.run("apply")
+        od = wd.resource("data.gpu_spot_offer.a100")
+        spot = wd.resource("data.gpu_spot_offer.a100_spot")
+    finally:
+        fake.stop()
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    assert od["price_per_hour"] == pytest.approx(ON_DEMAND), od
+    assert od["as_of"] == today and od["price_age_days"] == 0, od
+    assert od["source"].startswith("azure-retail-prices (live, fetched"), od
+    assert spot["instance_type"] == "Standard_NC24ads_A100_v4", spot
+    assert spot["price_per_hour"] == pytest.approx(float(row["spot_usd_per_hour"])), spot
+    assert spot["as_of"] is None and spot["price_age_days"] is None, spot
+    assert spot["source"] == row["spot_source"], spot
+    assert "live prices" in spot["catalog"], spot
 
 
 def test_dead_source_falls_back_with_warning(terraform, tmp_path):

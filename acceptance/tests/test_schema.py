@@ -32,7 +32,7 @@ def assert_at_most_one(bt):
 def test_provider_block(schema):
     block = schema["provider"]["block"]
     assert sorted(block.get("block_types", {})) == ["aws", "azure", "gcp"]
-    assert set(block.get("attributes", {})) == {"default_labels", "budget"}
+    assert set(block.get("attributes", {})) == {"default_labels", "budget", "max_price_age"}
 
     aws = block["block_types"]["aws"]
     assert_at_most_one(aws)

@@ -12,6 +12,7 @@ pub mod cancel;
 pub mod catalog;
 pub mod cloud;
 pub mod cost;
+pub mod freshness;
 pub mod gpu;
 pub mod model;
 pub mod offer;

@@ -101,10 +101,47 @@ pub struct Offer {
     pub on_demand_usd_per_hour: Option<f64>,
     /// Spot price of the whole instance, USD per hour.
     pub spot_usd_per_hour: Option<f64>,
-    /// Where the price and specs came from.
+    /// Where the row (specs, availability and prices) came from, for people.
     pub source: String,
-    /// Date (`YYYY-MM-DD`) of the price source, where known.
+    /// Source and date of the on-demand price (empty when there is none).
+    pub on_demand_origin: PriceOrigin,
+    /// Source and date of the spot price (empty when there is none).
+    pub spot_origin: PriceOrigin,
+}
+
+/// Where one price came from and how old it is: each price of a row has its own, so that
+/// refreshing one never re-dates another.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PriceOrigin {
+    /// The source of the price (repository and file, or live API), for people.
+    pub source: String,
+    /// Date (`YYYY-MM-DD`) of the price, `None` where the source is undated.
     pub as_of: Option<String>,
+}
+
+impl PriceOrigin {
+    /// An origin with `source` and `as_of`.
+    pub fn new(source: impl Into<String>, as_of: Option<String>) -> Self {
+        PriceOrigin {
+            source: source.into(),
+            as_of,
+        }
+    }
+
+    /// Whole days from `as_of` to the day `today` (days since 1970-01-01); `None` when
+    /// undated. Negative for a date in the future.
+    pub fn age_days(&self, today: i64) -> Option<i64> {
+        let dated = crate::time::days_of_date(self.as_of.as_deref()?)?;
+        Some(today - dated)
+    }
+
+    /// `2026-07-20 (136 days old)`, or `undated`: how answers and warnings show it.
+    pub fn describe_age(&self, today: i64) -> String {
+        match (&self.as_of, self.age_days(today)) {
+            (Some(d), Some(age)) => format!("{d} ({age} days old)"),
+            _ => "undated".to_string(),
+        }
+    }
 }
 
 impl Offer {
@@ -114,6 +151,15 @@ impl Offer {
             self.spot_usd_per_hour
         } else {
             self.on_demand_usd_per_hour
+        }
+    }
+
+    /// Source and date of the `spot` (or on-demand) price.
+    pub fn origin(&self, spot: bool) -> &PriceOrigin {
+        if spot {
+            &self.spot_origin
+        } else {
+            &self.on_demand_origin
         }
     }
 
@@ -204,8 +250,22 @@ mod tests {
             on_demand_usd_per_hour: Some(1.0),
             spot_usd_per_hour: None,
             source: String::new(),
-            as_of: None,
+            on_demand_origin: PriceOrigin::new("s", Some("2026-07-20".into())),
+            spot_origin: PriceOrigin::default(),
         }
+    }
+
+    #[test]
+    fn price_age() {
+        let o = offer(Some(1.0), None);
+        let today = crate::time::days_of_date("2026-12-03").unwrap();
+        assert_eq!(o.origin(false).age_days(today), Some(136));
+        assert_eq!(
+            o.origin(false).describe_age(today),
+            "2026-07-20 (136 days old)"
+        );
+        assert_eq!(o.origin(true).age_days(today), None);
+        assert_eq!(o.origin(true).describe_age(today), "undated");
     }
 
     #[test]

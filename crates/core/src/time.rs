@@ -41,6 +41,26 @@ pub fn date_of(unix: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Days since 1970-01-01 of a `YYYY-MM-DD` date, if it is one (month 1–12, day 1–31).
+pub fn days_of_date(date: &str) -> Option<i64> {
+    let b = date.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let year: i64 = date[..4].parse().ok()?;
+    let month: u32 = date[5..7].parse().ok()?;
+    let day: u32 = date[8..].parse().ok()?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
+}
+
+/// Days since 1970-01-01 of today (UTC).
+pub fn today_days() -> i64 {
+    (unix_now() / 86_400) as i64
+}
+
 /// Parses an IMF-fixdate HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) to unix seconds.
 pub fn parse_http_date(s: &str) -> Option<u64> {
     let mut it = s.split_whitespace();
@@ -86,5 +106,9 @@ mod tests {
         );
         assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 PST"), None);
         assert_eq!(parse_http_date("120"), None);
+        assert_eq!(days_of_date("1970-01-01"), Some(0));
+        assert_eq!(days_of_date("2026-12-01"), Some(1_796_083_200 / 86_400));
+        assert_eq!(days_of_date("2026-13-01"), None);
+        assert_eq!(days_of_date("July 2026"), None);
     }
 }

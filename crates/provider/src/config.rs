@@ -1,6 +1,7 @@
 //! The `provider "gpu"` block: its schema, its checks, and the settings resources use.
 
 use crate::validate;
+use gpu_core::freshness::MaxPriceAge;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use tfplugin::schema::{Attribute, Block, NestedBlock, Nesting, Presence, Schema};
@@ -44,6 +45,10 @@ pub fn schema() -> Schema {
         .attribute(
             Attribute::optional("default_labels", Type::map(Type::String))
                 .describe("Cloud tags put on every node pool's cloud resources (EKS node groups), under each pool's own `tags`, for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). They are not Kubernetes node labels: use a pool's `labels` for those. Keys and values must be valid Kubernetes labels, so one set works on every cloud."),
+        )
+        .attribute(
+            Attribute::optional("max_price_age", Type::String)
+                .describe("How old a catalog price may be to count, such as `\"90d\"` or `\"12w\"`: older prices, and undated ones, are left out when offers are ranked (`gpu_spot_offer`, `gpu_offers`, `gpu_pool_placement`, and the instance types a `gpu_node_pool` chooses). Each data source's own `max_price_age` overrides it. Default: every price counts, and answers show each price's date and age."),
         )
         .attribute(
             Attribute::nested(
@@ -115,6 +120,11 @@ pub fn validate(config: &Value) -> Diagnostics {
         config.get_attr("default_labels"),
         AttributePath::attr("default_labels"),
     );
+    validate::price_age(
+        &mut d,
+        config.get_attr("max_price_age"),
+        AttributePath::attr("max_price_age"),
+    );
     if let Some(budget) = config.get_attr("budget") {
         validate::non_negative(
             &mut d,
@@ -161,6 +171,15 @@ pub struct ProviderConfig {
     pub default_labels: Option<BTreeMap<String, String>>,
     /// Spending guard rails.
     pub budget: Option<Budget>,
+    /// The oldest a price may be to count in rankings (`90d`).
+    pub max_price_age: Option<String>,
+}
+
+impl ProviderConfig {
+    /// `max_price_age`, parsed (validation has refused a bad one).
+    pub fn max_price_age(&self) -> Option<MaxPriceAge> {
+        self.max_price_age.as_deref().and_then(|s| s.parse().ok())
+    }
 }
 
 /// The `aws` block.

@@ -3,6 +3,7 @@
 
 use crate::data_sources::offer_query::OfferRecord;
 use gpu_core::catalog::Catalog;
+use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::query::{self, Capacity, GpuCount, OfferQuery};
 use std::process::ExitCode;
 
@@ -36,6 +37,9 @@ pub struct OffersArgs {
     /// Maximum USD per GPU-hour.
     #[arg(long)]
     max_price_per_gpu_hour: Option<f64>,
+    /// Only prices at most this old (`90d`, `12w`); undated prices are left out too.
+    #[arg(long)]
+    max_price_age: Option<String>,
     /// Refresh prices from the clouds' price APIs first (cached for 6 h; see `live` in the
     /// data source docs). Failing sources fall back to the embedded snapshot with a warning.
     #[arg(long)]
@@ -78,6 +82,13 @@ fn build(args: &OffersArgs) -> Result<OfferQuery, String> {
     q.min_vram_gib = args.min_gpu_memory_gib;
     q.max_price_per_gpu_hour = args.max_price_per_gpu_hour;
     q.limit = Some(args.limit);
+    let age = args
+        .max_price_age
+        .as_deref()
+        .map(str::parse::<MaxPriceAge>)
+        .transpose()
+        .map_err(|e| format!("--max-price-age: {e}"))?;
+    q.freshness = Freshness::at_most(age);
     Ok(q)
 }
 
@@ -141,6 +152,7 @@ pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
         _ => None,
     };
     let catalog = live.as_deref().unwrap_or(catalog);
+    let today = gpu_core::time::today_days();
     let result = build(args).and_then(|q| query::run(catalog, &q).map_err(|e| e.to_string()));
     let result = match result {
         Ok(r) => r,
@@ -149,7 +161,11 @@ pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let records: Vec<OfferRecord> = result.items.iter().map(OfferRecord::of).collect();
+    let records: Vec<OfferRecord> = result
+        .items
+        .iter()
+        .map(|p| OfferRecord::of(p, today))
+        .collect();
     match args.format {
         Format::Json => match serde_json::to_string_pretty(&records) {
             Ok(s) => println!("{s}"),
@@ -192,7 +208,7 @@ pub fn table(records: &[OfferRecord]) -> String {
         "CAPACITY",
         "$/GPU-HOUR",
         "$/HOUR",
-        "AS OF",
+        "PRICE DATE",
     ];
     let rows: Vec<[String; 11]> = records
         .iter()
@@ -214,7 +230,10 @@ pub fn table(records: &[OfferRecord]) -> String {
                 },
                 format!("${:.4}", r.price_per_gpu_hour),
                 format!("${:.4}", r.price_per_hour),
-                r.as_of.clone().unwrap_or_else(|| "undated".into()),
+                match (&r.as_of, r.price_age_days) {
+                    (Some(d), Some(age)) => format!("{d} ({age}d old)"),
+                    _ => "undated".into(),
+                },
             ]
         })
         .collect();
@@ -267,7 +286,7 @@ mod tests {
         .a;
         let q = build(&args).unwrap();
         let r = query::run(Catalog::embedded(), &q).unwrap();
-        let records: Vec<OfferRecord> = r.items.iter().map(OfferRecord::of).collect();
+        let records: Vec<OfferRecord> = r.items.iter().map(|p| OfferRecord::of(p, 0)).collect();
         assert!(!records.is_empty());
         assert!(
             records

@@ -55,6 +55,7 @@ impl GpuProvider {
     /// What node pools need of the provider block.
     pub fn pool_settings(&self) -> node_pool::Settings {
         let c = self.configured().unwrap_or_default();
+        let max_price_age = c.max_price_age();
         let aws = c.aws.unwrap_or_default();
         node_pool::Settings {
             default_labels: c.default_labels.unwrap_or_default(),
@@ -64,6 +65,7 @@ impl GpuProvider {
             aws_max_retries: aws.max_retries,
             cancel: self.operation_cancel(),
             aws_configs: self.aws_configs.clone(),
+            max_price_age,
         }
     }
 }
@@ -76,7 +78,8 @@ pub fn new() -> Router<Arc<GpuProvider>> {
         .resource(node_pool::resource::NodePool::new(provider.clone()))
         .data_source(data_sources::GpuModels)
         .data_source(data_sources::OfferSource::spot_offer(provider.clone()))
-        .data_source(data_sources::OfferSource::offers(provider))
+        .data_source(data_sources::OfferSource::offers(provider.clone()))
+        .data_source(data_sources::OfferSource::pool_placement(provider))
 }
 
 #[async_trait]
@@ -168,7 +171,12 @@ mod tests {
         assert_eq!(s.resources["gpu_node_pool"].version, 1);
         assert_eq!(
             s.data_sources.keys().collect::<Vec<_>>(),
-            ["gpu_models", "gpu_offers", "gpu_spot_offer"]
+            [
+                "gpu_models",
+                "gpu_offers",
+                "gpu_pool_placement",
+                "gpu_spot_offer"
+            ]
         );
         assert_eq!(s.provider, config::schema());
     }

@@ -28,6 +28,16 @@ pub fn non_negative(diags: &mut Diagnostics, v: Option<&Value>, path: AttributeP
     }
 }
 
+/// Errors unless the string at `v` is a price age such as `90d` or `12w`.
+pub fn price_age(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath) {
+    if let Some(s) = known_str(v)
+        && let Err(e) = s.parse::<gpu_core::freshness::MaxPriceAge>()
+    {
+        let name = path.to_string();
+        diags.attr_error(path, format!("Invalid {name}"), format!("`{name}`: {e}."));
+    }
+}
+
 /// Errors unless the string at `v` is one of `allowed`.
 pub fn one_of(diags: &mut Diagnostics, v: Option<&Value>, path: AttributePath, allowed: &[&str]) {
     if let Some(s) = known_str(v)

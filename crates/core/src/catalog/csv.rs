@@ -1,13 +1,37 @@
 //! Parsing the offer CSV format (the embedded snapshot's) into [`Offer`]s.
+//!
+//! The format gives each price its own source and date ([`COLUMNS`]). The earlier format
+//! ([`LEGACY_COLUMNS`], one `as_of` per row) is still read: there the row's `source` and
+//! `as_of` stand for both prices, as they meant.
 
 use std::collections::HashMap;
 
 use super::CatalogError;
 use crate::gpu::{self, GpuModel};
-use crate::offer::Offer;
+use crate::offer::{Offer, PriceOrigin};
 
 /// The header of the offer CSV format, in order.
-pub const COLUMNS: [&str; 13] = [
+pub const COLUMNS: [&str; 16] = [
+    "cloud",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "on_demand_usd_per_hour",
+    "spot_usd_per_hour",
+    "source",
+    "on_demand_source",
+    "on_demand_as_of",
+    "spot_source",
+    "spot_as_of",
+];
+
+/// The header of the earlier format: one `as_of` for the whole row.
+pub const LEGACY_COLUMNS: [&str; 13] = [
     "cloud",
     "region",
     "zone",
@@ -29,17 +53,21 @@ pub(super) fn parse<R: std::io::Read>(reader: R) -> Result<Vec<Offer>, CatalogEr
         .has_headers(true)
         .from_reader(reader);
     let header = rdr.headers()?.clone();
-    if header.iter().ne(COLUMNS.iter().copied()) {
+    let legacy = if header.iter().eq(COLUMNS.iter().copied()) {
+        false
+    } else if header.iter().eq(LEGACY_COLUMNS.iter().copied()) {
+        true
+    } else {
         return Err(CatalogError::Header {
             found: header.iter().collect::<Vec<_>>().join(","),
         });
-    }
+    };
     let mut gpus: HashMap<String, &'static GpuModel> = HashMap::new();
     let mut offers = Vec::new();
     let mut rec = ::csv::StringRecord::new();
     while rdr.read_record(&mut rec)? {
         let line = rec.position().map_or(0, |p| p.line());
-        offers.push(row(&rec, line, &mut gpus)?);
+        offers.push(row(&rec, line, legacy, &mut gpus)?);
     }
     Ok(offers)
 }
@@ -48,12 +76,14 @@ pub(super) fn parse<R: std::io::Read>(reader: R) -> Result<Vec<Offer>, CatalogEr
 fn row(
     rec: &::csv::StringRecord,
     line: u64,
+    legacy: bool,
     gpus: &mut HashMap<String, &'static GpuModel>,
 ) -> Result<Offer, CatalogError> {
     let field = |i: usize| rec.get(i).unwrap_or("").trim();
+    let columns: &[&'static str] = if legacy { &LEGACY_COLUMNS } else { &COLUMNS };
     let bad = |i: usize, reason: &str| CatalogError::Field {
         line,
-        column: COLUMNS[i],
+        column: columns[i],
         value: field(i).to_string(),
         reason: reason.to_string(),
     };
@@ -94,12 +124,34 @@ fn row(
             g
         }
     };
-    let as_of = optional(12);
-    if let Some(d) = &as_of
-        && !is_date(d)
-    {
-        return Err(bad(12, "is not a YYYY-MM-DD date"));
-    }
+    let date = |i: usize| -> Result<Option<String>, CatalogError> {
+        match optional(i) {
+            Some(d) if !is_date(&d) => Err(bad(i, "is not a YYYY-MM-DD date")),
+            d => Ok(d),
+        }
+    };
+    let on_demand_usd_per_hour = number(9, false)?;
+    let spot_usd_per_hour = number(10, false)?;
+    let source = field(11).to_string();
+    // A price's origin; a missing price has none, and a price without its own source
+    // falls back to the row's.
+    let origin = |price: Option<f64>, src: &str, as_of: Option<String>| match price {
+        None => PriceOrigin::default(),
+        Some(_) if src.is_empty() => PriceOrigin::new(source.clone(), as_of),
+        Some(_) => PriceOrigin::new(src, as_of),
+    };
+    let (on_demand_origin, spot_origin) = if legacy {
+        let as_of = date(12)?;
+        (
+            origin(on_demand_usd_per_hour, "", as_of.clone()),
+            origin(spot_usd_per_hour, "", as_of),
+        )
+    } else {
+        (
+            origin(on_demand_usd_per_hour, field(12), date(13)?),
+            origin(spot_usd_per_hour, field(14), date(15)?),
+        )
+    };
     Ok(Offer {
         cloud,
         region: text(1)?,
@@ -110,10 +162,11 @@ fn row(
         gpu_memory_gib: number(6, true)?,
         vcpus: number(7, true)?,
         memory_gib: number(8, true)?,
-        on_demand_usd_per_hour: number(9, false)?,
-        spot_usd_per_hour: number(10, false)?,
-        source: field(11).to_string(),
-        as_of,
+        on_demand_usd_per_hour,
+        spot_usd_per_hour,
+        source,
+        on_demand_origin,
+        spot_origin,
     })
 }
 

@@ -13,7 +13,7 @@ use std::fmt;
 use crate::gpu::GpuLookupError;
 use crate::offer::{Cloud, Offer};
 
-pub use self::csv::COLUMNS;
+pub use self::csv::{COLUMNS, LEGACY_COLUMNS};
 pub use embedded::EMBEDDED_CSV;
 
 /// What kind of source a catalog was built from.

@@ -3,6 +3,7 @@ use std::time::Instant;
 
 use super::*;
 use crate::gpu;
+use crate::offer::PriceOrigin;
 
 /// The embedded CSV's data lines split naively (no field before `source` holds a comma).
 fn lines() -> Vec<Vec<&'static str>> {
@@ -76,12 +77,63 @@ fn fields_survive_parsing() {
     }
     let o = &Catalog::embedded().offers()[0];
     assert!(o.source.contains("moto"));
-    assert!(
+    assert_eq!(
+        o.on_demand_origin,
+        PriceOrigin::default(),
+        "no price, no origin"
+    );
+}
+
+#[test]
+fn each_price_has_its_own_origin() {
+    let find = |cloud: Cloud, region: &str, t: &str| {
         Catalog::embedded()
             .offers()
             .iter()
-            .any(|o| o.as_of.as_deref() == Some("2026-07-20"))
+            .find(|o| o.cloud == cloud && o.region == region && o.instance_type == t)
+            .unwrap_or_else(|| panic!("{cloud} {region} {t}"))
+    };
+    // On-demand from Karpenter's 2026 price file, spot from the undated skypilot v6 table.
+    let p4d = find(Cloud::Aws, "us-east-1", "p4d.24xlarge");
+    assert_eq!(p4d.on_demand_origin.as_of.as_deref(), Some("2026-07-20"));
+    assert!(
+        p4d.on_demand_origin
+            .source
+            .starts_with("aws/karpenter-provider-aws@")
     );
+    assert_eq!(p4d.spot_origin.as_of, None);
+    assert!(p4d.spot_origin.source.starts_with("skypilot-catalog v6"));
+    // One dated file priced both.
+    let a2 = find(Cloud::Gcp, "us-central1", "a2-highgpu-1g");
+    assert_eq!(a2.on_demand_origin, a2.spot_origin);
+    assert_eq!(a2.spot_origin.as_of.as_deref(), Some("2026-08-03"));
+    // Every price has a source; no priced row lacks one, no unpriced row has one.
+    for o in Catalog::embedded().offers() {
+        for spot in [false, true] {
+            assert_eq!(
+                o.price(spot).is_some(),
+                !o.origin(spot).source.is_empty(),
+                "{} {} {spot}",
+                o.region,
+                o.instance_type
+            );
+        }
+    }
+}
+
+#[test]
+fn the_earlier_format_dates_both_prices_with_the_row() {
+    let csv = format!(
+        "{}\naws,us-east-1,,p5.48xlarge,H100,8,80,192,2048,55.04,20.5,src,2026-07-20\n",
+        LEGACY_COLUMNS.join(",")
+    );
+    let c = Catalog::from_csv(csv.as_bytes()).unwrap();
+    let o = &c.offers()[0];
+    let both = PriceOrigin::new("src", Some("2026-07-20".into()));
+    assert_eq!((&o.on_demand_origin, &o.spot_origin), (&both, &both));
+    let bad = csv.replace("2026-07-20", "July");
+    let err = Catalog::from_csv(bad.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("column `as_of`"), "{err}");
 }
 
 #[test]
@@ -111,7 +163,7 @@ fn csv_with(row: &str) -> String {
     format!("{}\n{row}\n", COLUMNS.join(","))
 }
 
-const GOOD: &str = "aws,us-east-1,,p5.48xlarge,H100,8,80,192,2048,55.04,,src,2026-07-20";
+const GOOD: &str = "aws,us-east-1,,p5.48xlarge,H100,8,80,192,2048,55.04,,src,od-src,2026-07-20,,";
 
 #[test]
 fn good_row_parses() {
@@ -121,6 +173,11 @@ fn good_row_parses() {
     assert_eq!(o.gpu_count, Some(8.0));
     assert_eq!(o.spot_usd_per_hour, None);
     assert_eq!(o.zone, None);
+    assert_eq!(
+        o.on_demand_origin,
+        PriceOrigin::new("od-src", Some("2026-07-20".into()))
+    );
+    assert_eq!(o.spot_origin, PriceOrigin::default());
     assert_eq!(c.origin().kind, OriginKind::Csv);
 }
 
@@ -131,7 +188,7 @@ fn bad_rows_are_errors_naming_line_and_column() {
         (GOOD.replace(",55.04,", ",abc,"), "on_demand_usd_per_hour"),
         (GOOD.replace(",H100,8,", ",H100,0,"), "gpu_count"),
         (GOOD.replace("aws,", "oracle,"), "cloud"),
-        (GOOD.replace("2026-07-20", "July"), "as_of"),
+        (GOOD.replace("2026-07-20", "July"), "on_demand_as_of"),
         (GOOD.replace(",p5.48xlarge,", ",,"), "instance_type"),
     ];
     for (row, column) in cases {

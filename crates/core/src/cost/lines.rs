@@ -64,8 +64,7 @@ mod tests {
                 row: PriceRow {
                     usd_per_hour: usd,
                     zone: None,
-                    source: "s".into(),
-                    as_of: None,
+                    origin: Default::default(),
                 },
             },
             count_min: min,

@@ -194,6 +194,35 @@ pub fn preview(
 }
 
 impl CostPreview {
+    /// One sentence per price the preview rests on: its source and how old it is, with a
+    /// caution for an undated price (`today` in days since 1970-01-01).
+    pub fn price_notes(&self, today: i64) -> Vec<String> {
+        let mut out = Vec::new();
+        for (what, priced) in [("on-demand", &self.on_demand), ("spot", &self.spot)] {
+            let Some(p) = priced else { continue };
+            let origin = &p.row.origin;
+            let kind = if p.spot_price { "spot" } else { "on-demand" };
+            let used = if what == kind {
+                format!("{what} price")
+            } else {
+                format!("{what} nodes' price (the {kind} price)")
+            };
+            out.push(match origin.age_days(today) {
+                Some(age) => format!(
+                    "{used} of {} dated {} ({age} days old), from {}",
+                    p.instance_type,
+                    origin.as_of.as_deref().unwrap_or_default(),
+                    origin.source
+                ),
+                None => format!(
+                    "{used} of {} is UNDATED, from {}: it may be years old; refresh it with `live = true` or leave undated prices out with `max_price_age`",
+                    p.instance_type, origin.source
+                ),
+            });
+        }
+        out
+    }
+
     /// One line for a plan warning: `+$X/month, 1 on-demand + up to 3 spot p5.48xlarge in
     /// us-east-1` (the delta at `min_nodes`; the ceiling's monthly cost follows).
     pub fn summary(&self) -> String {

@@ -2,13 +2,14 @@
 
 use super::*;
 use crate::catalog::Catalog;
+use crate::freshness::Freshness;
 use crate::pool::tests::{catalog, config, spec_of};
 use crate::pool::{self, ChosenType, NodePoolSpec};
 
 /// The pool's spec and types (1 on-demand floor, 1–4 nodes of 8 × H100 in us-east-1).
 fn h100() -> (NodePoolSpec, Vec<ChosenType>) {
     let s = spec_of(&config());
-    let t = pool::instance_types(&s, &catalog(), 3);
+    let t = pool::instance_types(&s, &catalog(), 3, &Freshness::any());
     (s, t)
 }
 
@@ -40,18 +41,18 @@ fn numbers_equal_price_times_nodes() {
     assert!(!p.spot_upper_bound);
     let sp = p.spot.as_ref().unwrap();
     assert_eq!(
-        (sp.row.source.as_str(), sp.row.zone.as_deref()),
+        (sp.row.origin.source.as_str(), sp.row.zone.as_deref()),
         ("src-b", Some("use1-az2"))
     );
-    assert_eq!(sp.row.as_of.as_deref(), Some("2026-07-21"));
-    assert_eq!(p.on_demand.as_ref().unwrap().row.source, "src-a");
+    assert_eq!(sp.row.origin.as_of.as_deref(), Some("2026-07-21"));
+    assert_eq!(p.on_demand.as_ref().unwrap().row.origin.source, "src-a");
 }
 
 #[test]
 fn spot_min_above_floor() {
     let mut s = spec_of(&config());
     s.min_nodes = 3;
-    let t = pool::instance_types(&s, &catalog(), 3);
+    let t = pool::instance_types(&s, &catalog(), 3, &Freshness::any());
     let p = preview(&s, &t, None).unwrap();
     assert!((p.hourly_usd - (55.04 + 2.0 * 25.0)).abs() < 1e-9);
 }
@@ -62,7 +63,7 @@ fn on_demand_only() {
     c.spot = false;
     c.min_nodes = 2;
     let s = spec_of(&c);
-    let t = pool::instance_types(&s, &catalog(), 3);
+    let t = pool::instance_types(&s, &catalog(), 3, &Freshness::any());
     let p = preview(&s, &t, None).unwrap();
     assert!((p.hourly_usd - 2.0 * 55.04).abs() < 1e-9);
     assert!((p.hourly_usd_max - 4.0 * 55.04).abs() < 1e-9);
@@ -75,7 +76,7 @@ fn upper_bound_without_spot_price() {
     c.gpu = "A10G".into();
     c.gpu_count = 1;
     let s = spec_of(&c);
-    let t = pool::instance_types(&s, &catalog(), 3);
+    let t = pool::instance_types(&s, &catalog(), 3, &Freshness::any());
     let p = preview(&s, &t, None).unwrap();
     let od = row_price(&catalog(), "g5.xlarge", false).unwrap();
     assert!(p.spot_upper_bound);

@@ -5,8 +5,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use crate::catalog::Catalog;
+use crate::freshness::Freshness;
 use crate::gpu::GpuModel;
-use crate::offer::{Cloud, Offer};
+use crate::offer::{Cloud, Offer, PriceOrigin};
 
 /// The cheapest catalog row for one instance type and capacity type.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,20 +16,21 @@ pub struct PriceRow {
     pub usd_per_hour: f64,
     /// The zone of the row (spot prices are per zone; on-demand usually regional).
     pub zone: Option<String>,
-    /// The row's `source`.
-    pub source: String,
-    /// The row's `as_of`, where known.
-    pub as_of: Option<String>,
+    /// Source and date of this price.
+    pub origin: PriceOrigin,
 }
 
 impl PriceRow {
-    /// Takes the price `spot` (or on-demand) from `o`, if it has one.
-    fn from_offer(o: &Offer, spot: bool) -> Option<Self> {
+    /// Takes the price `spot` (or on-demand) from `o`, if it has one that `fresh` allows.
+    fn from_offer(o: &Offer, spot: bool, fresh: &Freshness) -> Option<Self> {
+        let origin = o.origin(spot);
+        if !fresh.allows(origin) {
+            return None;
+        }
         o.price(spot).map(|usd_per_hour| PriceRow {
             usd_per_hour,
             zone: o.zone.clone(),
-            source: o.source.clone(),
-            as_of: o.as_of.clone(),
+            origin: origin.clone(),
         })
     }
 }
@@ -54,10 +56,11 @@ impl ChosenType {
         }
     }
 
-    /// Folds `o` in, keeping the cheapest row per capacity type (the first on ties).
-    fn absorb(&mut self, o: &Offer) {
+    /// Folds `o` in, keeping the cheapest row per capacity type (the first on ties) among
+    /// the prices `fresh` allows.
+    fn absorb(&mut self, o: &Offer, fresh: &Freshness) {
         for spot in [false, true] {
-            let Some(row) = PriceRow::from_offer(o, spot) else {
+            let Some(row) = PriceRow::from_offer(o, spot, fresh) else {
                 continue;
             };
             let slot = if spot {
@@ -88,6 +91,8 @@ pub struct TypeQuery<'a> {
     pub gpu_count: u32,
     /// Rank by spot price (`true`) or on-demand.
     pub spot: bool,
+    /// Which prices count.
+    pub freshness: Freshness,
 }
 
 impl TypeQuery<'_> {
@@ -108,7 +113,7 @@ pub fn choose(catalog: &Catalog, q: &TypeQuery<'_>, limit: usize) -> Vec<ChosenT
         by_type
             .entry(o.instance_type.as_str())
             .or_insert_with(|| unpriced(&o.instance_type))
-            .absorb(o);
+            .absorb(o, &q.freshness);
     }
     let mut types: Vec<ChosenType> = by_type.into_values().collect();
     types.sort_by(|a, b| rank(a, b, q.spot));
@@ -116,13 +121,14 @@ pub fn choose(catalog: &Catalog, q: &TypeQuery<'_>, limit: usize) -> Vec<ChosenT
     types
 }
 
-/// Prices the instance types a user pinned, in their order; a type the catalog does not
-/// have in `region` comes back with no prices.
+/// Prices the instance types a user pinned, in their order, with the prices `fresh`
+/// allows; a type the catalog does not have in `region` comes back with no prices.
 pub fn price_types(
     catalog: &Catalog,
     cloud: Cloud,
     region: &str,
     types: &[String],
+    fresh: &Freshness,
 ) -> Vec<ChosenType> {
     types
         .iter()
@@ -132,7 +138,7 @@ pub fn price_types(
                 .offers()
                 .iter()
                 .filter(|o| o.cloud == cloud && o.region == region && o.instance_type == *t)
-                .for_each(|o| c.absorb(o));
+                .for_each(|o| c.absorb(o, fresh));
             c
         })
         .collect()

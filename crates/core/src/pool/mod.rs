@@ -11,6 +11,7 @@ pub mod config;
 pub mod generation;
 pub mod kube;
 pub mod layout;
+pub mod placement;
 pub mod reconcile;
 pub mod spec;
 pub mod spelling;
@@ -27,10 +28,17 @@ pub use spec::{
 pub use validate::{FieldError, ValidationErrors};
 
 use crate::catalog::Catalog;
+use crate::freshness::Freshness;
 
-/// The pool's instance types with their prices: the pinned ones in their order, or up to
-/// `limit` chosen from `catalog`, cheapest first (by spot price when the pool uses spot).
-pub fn instance_types(spec: &NodePoolSpec, catalog: &Catalog, limit: usize) -> Vec<ChosenType> {
+/// The pool's instance types with their prices (those `fresh` allows): the pinned ones in
+/// their order, or up to `limit` chosen from `catalog`, cheapest first (by spot price when
+/// the pool uses spot).
+pub fn instance_types(
+    spec: &NodePoolSpec,
+    catalog: &Catalog,
+    limit: usize,
+    fresh: &Freshness,
+) -> Vec<ChosenType> {
     if spec.instance_types.is_empty() {
         let q = TypeQuery {
             cloud: spec.cloud,
@@ -38,10 +46,17 @@ pub fn instance_types(spec: &NodePoolSpec, catalog: &Catalog, limit: usize) -> V
             gpu: spec.gpu,
             gpu_count: spec.gpu_count,
             spot: spec.capacity.spot,
+            freshness: *fresh,
         };
         choose::choose(catalog, &q, limit)
     } else {
-        choose::price_types(catalog, spec.cloud, &spec.region, &spec.instance_types)
+        choose::price_types(
+            catalog,
+            spec.cloud,
+            &spec.region,
+            &spec.instance_types,
+            fresh,
+        )
     }
 }
 

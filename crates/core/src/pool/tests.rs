@@ -6,6 +6,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::catalog::Catalog;
+use crate::freshness::Freshness;
 use crate::offer::Cloud;
 
 /// A small catalog whose every price the tests can read.
@@ -338,7 +339,12 @@ pub(crate) fn l4_config() -> NodePoolConfig {
 #[test]
 fn choice_by_spot_price() {
     let s = spec_of(&l4_config());
-    let t = super::instance_types(&s, &catalog(), DEFAULT_INSTANCE_TYPE_COUNT);
+    let t = super::instance_types(
+        &s,
+        &catalog(),
+        DEFAULT_INSTANCE_TYPE_COUNT,
+        &Freshness::any(),
+    );
     let names: Vec<&str> = t.iter().map(|t| t.instance_type.as_str()).collect();
     assert_eq!(names, ["g6.24xlarge", "g6.12xlarge", "g6.40xlarge"]);
     let spot = t[1].spot.as_ref().unwrap();
@@ -346,11 +352,11 @@ fn choice_by_spot_price() {
         (
             spot.usd_per_hour,
             spot.zone.as_deref(),
-            spot.source.as_str()
+            spot.origin.source.as_str()
         ),
         (1.7, Some("use1-az2"), "src-g")
     );
-    let all = super::instance_types(&s, &catalog(), 10);
+    let all = super::instance_types(&s, &catalog(), 10, &Freshness::any());
     assert_eq!(
         all.last().unwrap().instance_type,
         "g6.32xlarge",
@@ -362,7 +368,7 @@ fn choice_by_spot_price() {
 fn choice_by_on_demand_price() {
     let mut c = l4_config();
     c.spot = false;
-    let t = super::instance_types(&spec_of(&c), &catalog(), 2);
+    let t = super::instance_types(&spec_of(&c), &catalog(), 2, &Freshness::any());
     let names: Vec<&str> = t.iter().map(|t| t.instance_type.as_str()).collect();
     assert_eq!(names, ["g6.40xlarge", "g6.12xlarge"]);
 }
@@ -371,7 +377,7 @@ fn choice_by_on_demand_price() {
 fn pinned_types_keep_order() {
     let mut c = l4_config();
     c.instance_types = vec!["g6.32xlarge".into(), "g6.12xlarge".into()];
-    let t = super::instance_types(&spec_of(&c), &catalog(), 1);
+    let t = super::instance_types(&spec_of(&c), &catalog(), 1, &Freshness::any());
     assert_eq!(t.len(), 2);
     assert_eq!(t[0].instance_type, "g6.32xlarge");
     assert!(t[0].spot.is_none());
@@ -401,7 +407,7 @@ fn sized(min: u32, max: u32, odm: u32, spot: bool) -> NodePoolSpec {
 
 /// (name, capacity, min, max) of each group.
 fn shapes(s: &NodePoolSpec) -> Vec<(String, CapacityType, u32, u32)> {
-    let t = super::instance_types(s, &catalog(), 3);
+    let t = super::instance_types(s, &catalog(), 3, &Freshness::any());
     layout::groups(s, &t, &aws_class(), &BTreeMap::new())
         .into_iter()
         .map(|g| (g.name, g.capacity, g.scaling.min, g.scaling.max))
@@ -446,7 +452,7 @@ fn eks_group_contents() {
         ("team".into(), "ml".into()),
         ("project".into(), "llm".into()),
     ]);
-    let t = super::instance_types(&s, &catalog(), 3);
+    let t = super::instance_types(&s, &catalog(), 3, &Freshness::any());
     let groups = layout::groups(&s, &t, &aws_class(), &defaults);
     let (od, spot) = (&groups[0], &groups[1]);
     assert_eq!(
@@ -512,7 +518,7 @@ fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
     use crate::cloud::traits;
     use crate::model::{AzureClass, GcpClass};
     let aws = sized(0, 4, 1, true);
-    let t = super::instance_types(&aws, &catalog(), 3);
+    let t = super::instance_types(&aws, &catalog(), 3, &Freshness::any());
     for (cloud, class) in [
         (
             Cloud::Azure,

@@ -7,6 +7,7 @@ use glob::{MatchOptions, Pattern};
 
 use super::validate::compile_globs;
 use super::{Capacity, GpuCount, OfferQuery, PricedOffer, QueryError};
+use crate::freshness::Freshness;
 use crate::gpu::GpuModel;
 use crate::offer::{Cloud, Offer};
 
@@ -46,6 +47,8 @@ pub enum Filter {
     Capacity(Capacity),
     /// `max_price_per_gpu_hour = n`.
     MaxPricePerGpuHour(f64),
+    /// `max_price_age = 90d`: the item's price is dated and no older.
+    MaxPriceAge(Freshness),
 }
 
 impl Filter {
@@ -63,12 +66,16 @@ impl Filter {
             Filter::MinMemory(_) => "min_memory_gib",
             Filter::Capacity(_) => "capacity",
             Filter::MaxPricePerGpuHour(_) => "max_price_per_gpu_hour",
+            Filter::MaxPriceAge(_) => "max_price_age",
         }
     }
 
     /// Whether the filter looks at priced items rather than offers.
     pub fn on_items(&self) -> bool {
-        matches!(self, Filter::Capacity(_) | Filter::MaxPricePerGpuHour(_))
+        matches!(
+            self,
+            Filter::Capacity(_) | Filter::MaxPricePerGpuHour(_) | Filter::MaxPriceAge(_)
+        )
     }
 }
 
@@ -95,6 +102,10 @@ impl fmt::Display for Filter {
                 write!(f, "{field} = {}", quoted(g))
             }
             Filter::Capacity(c) => write!(f, "{field} = {c}"),
+            Filter::MaxPriceAge(fresh) => match fresh.max_age {
+                Some(age) => write!(f, "{field} = {age}"),
+                None => write!(f, "{field} unset"),
+            },
         }
     }
 }
@@ -149,6 +160,9 @@ impl Matcher {
         if let Some(v) = q.max_price_per_gpu_hour {
             steps.push((Filter::MaxPricePerGpuHour(v), vec![]));
         }
+        if q.freshness.max_age.is_some() {
+            steps.push((Filter::MaxPriceAge(q.freshness), vec![]));
+        }
         Ok(Matcher {
             steps,
             capacity: q.capacity,
@@ -185,7 +199,7 @@ impl Matcher {
             Filter::ExcludeInstanceTypes(_) => !any(&offer.instance_type),
             Filter::MinVcpus(min) => at_least(offer.vcpus, *min),
             Filter::MinMemory(min) => at_least(offer.memory_gib, *min),
-            Filter::Capacity(_) | Filter::MaxPricePerGpuHour(_) => true,
+            Filter::Capacity(_) | Filter::MaxPricePerGpuHour(_) | Filter::MaxPriceAge(_) => true,
         }
     }
 
@@ -194,6 +208,7 @@ impl Matcher {
         match &self.steps[i].0 {
             Filter::Capacity(c) => c.allows(item.spot),
             Filter::MaxPricePerGpuHour(max) => item.price_per_gpu_hour <= *max,
+            Filter::MaxPriceAge(fresh) => fresh.allows(item.offer.origin(item.spot)),
             _ => self.offer_passes(i, item.offer),
         }
     }

@@ -24,6 +24,7 @@ mod validate;
 
 use std::fmt;
 
+use crate::freshness::Freshness;
 use crate::gpu::{self, GpuLookupError, GpuModel};
 use crate::offer::{Cloud, Offer, OfferKey};
 
@@ -113,6 +114,8 @@ pub struct OfferQuery {
     pub min_saving_percent: f64,
     /// Keep at most this many items (after ranking).
     pub limit: Option<usize>,
+    /// How old a price may be to count (undated prices never pass a limit).
+    pub freshness: Freshness,
 }
 
 impl Default for OfferQuery {
@@ -132,6 +135,7 @@ impl Default for OfferQuery {
             prefer: None,
             min_saving_percent: 0.0,
             limit: None,
+            freshness: Freshness::any(),
         }
     }
 }

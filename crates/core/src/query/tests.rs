@@ -42,7 +42,8 @@ fn offer(
         on_demand_usd_per_hour: od,
         spot_usd_per_hour: spot,
         source: "test".into(),
-        as_of: None,
+        on_demand_origin: Default::default(),
+        spot_origin: Default::default(),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::server::{Request, Response, Server, fixture};
 use crate::{catalog, close, config, find, run};
 
 pub const ROWS: &str = "
-aws,us-east-1,,p5.48xlarge,H100,8,80,192,2048,98.32,,snapshot-aws,2026-07-20
+aws,us-east-1,,p5.48xlarge,H100,8,80,192,2048,98.32,40.5,snapshot-aws,2026-07-20
 aws,us-east-1,,g6.xlarge,L4,1,22.35,4,16,0.9,,snapshot-aws,2026-07-20
 aws,us-east-1,,g5.xlarge,A10G,1,22.35,4,16,1.006,,snapshot-aws,2026-07-20
 ";
@@ -46,6 +46,23 @@ async fn streams_only_the_right_products() {
         p5.source.starts_with("on-demand: aws-price-list (live"),
         "{}",
         p5.source
+    );
+    // Only the on-demand price is re-dated; the spot price keeps the snapshot's origin.
+    assert_eq!(
+        p5.on_demand_origin.as_of.as_deref(),
+        Some(crate::today().as_str())
+    );
+    assert!(
+        p5.on_demand_origin
+            .source
+            .starts_with("aws-price-list (live, fetched"),
+        "{}",
+        p5.on_demand_origin.source
+    );
+    close(p5.spot_usd_per_hour, 40.5);
+    assert_eq!(
+        p5.spot_origin,
+        gpu_core::offer::PriceOrigin::new("snapshot-aws", Some("2026-07-20".into()))
     );
     // … nor SQL Web (1.5).
     close(

@@ -75,7 +75,14 @@ async fn spot_history_through_the_sdk() {
     let az4 = find(c, Cloud::Aws, "us-east-1", Some("use1-az4"), "g6.xlarge");
     close(az4.spot_usd_per_hour, 0.35);
     close(az4.on_demand_usd_per_hour, 0.8048); // from the price list
-    assert_eq!(az4.as_of.as_deref(), Some(today().as_str()));
+    assert_eq!(az4.spot_origin.as_of.as_deref(), Some(today().as_str()));
+    assert!(
+        az4.spot_origin
+            .source
+            .starts_with("aws-spot-price-history (live, fetched"),
+        "{}",
+        az4.spot_origin.source
+    );
     assert!(
         az4.source.contains("spot: aws-spot-price-history (live"),
         "{}",

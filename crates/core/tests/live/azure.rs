@@ -63,7 +63,11 @@ async fn pages_filters_and_spot() {
         a100.source
     );
     assert!(a100.source.contains("base: snapshot-az"), "{}", a100.source);
-    assert_eq!(a100.as_of.as_deref(), Some(today().as_str()));
+    assert_eq!(
+        a100.on_demand_origin.as_of.as_deref(),
+        Some(today().as_str())
+    );
+    assert_eq!(a100.spot_origin.as_of.as_deref(), Some(today().as_str()));
     let t4 = find(c, Cloud::Azure, "westeurope", None, "Standard_NC4as_T4_v3");
     close(t4.on_demand_usd_per_hour, 0.6);
     assert_eq!(t4.spot_usd_per_hour, None);

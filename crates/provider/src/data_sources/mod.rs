@@ -5,11 +5,14 @@
 pub mod gpu_models;
 pub mod offer_query;
 pub mod offers;
+pub mod pool_placement;
 pub mod spot_offer;
 
 use crate::provider::GpuProvider;
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
+use gpu_core::freshness::MaxPriceAge;
+use gpu_core::query::OfferQuery;
 use std::sync::Arc;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::resource::{ReadDataRequest, ValidateRequest};
@@ -45,8 +48,15 @@ pub struct OfferSource {
     type_name: &'static str,
     schema: fn() -> Schema,
     validate: fn(&Value) -> Diagnostics,
-    read: fn(&Value, &Catalog) -> ReadDataSourceResponse,
+    read: fn(&Value, &Catalog, Option<MaxPriceAge>) -> ReadDataSourceResponse,
+    /// The offers whose clouds and regions a live refresh must cover.
+    live_scope: fn(&Value) -> Option<OfferQuery>,
     provider: Arc<GpuProvider>,
+}
+
+/// The live scope of the offer queries: their own filters.
+fn query_scope(config: &Value) -> Option<OfferQuery> {
+    offer_query::build(config, gpu_core::query::Capacity::Either, None).ok()
 }
 
 impl OfferSource {
@@ -57,6 +67,7 @@ impl OfferSource {
             schema: spot_offer::schema,
             validate: spot_offer::validate,
             read: spot_offer::read,
+            live_scope: query_scope,
             provider,
         }
     }
@@ -68,6 +79,19 @@ impl OfferSource {
             schema: offers::schema,
             validate: offers::validate,
             read: offers::read,
+            live_scope: query_scope,
+            provider,
+        }
+    }
+
+    /// `gpu_pool_placement`: where a pool's whole bill is lowest.
+    pub fn pool_placement(provider: Arc<GpuProvider>) -> Self {
+        OfferSource {
+            type_name: pool_placement::TYPE_NAME,
+            schema: pool_placement::schema,
+            validate: pool_placement::validate,
+            read: pool_placement::read,
+            live_scope: pool_placement::live_scope,
             provider,
         }
     }
@@ -89,15 +113,19 @@ impl DataSource for OfferSource {
 
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let config = request.config();
+        let default_age = self.provider.configured().and_then(|c| c.max_price_age());
         if config.get_attr("live").and_then(Value::as_bool) != Some(true) {
-            return (self.read)(config, Catalog::embedded());
+            return (self.read)(config, Catalog::embedded(), default_age);
         }
-        let query = match offer_query::build(config, gpu_core::query::Capacity::Either) {
-            Ok(q) => q,
-            Err(diagnostics) => return diagnostics.into(),
+        let validation = (self.validate)(config);
+        if validation.has_errors() {
+            return validation.into();
+        }
+        let Some(query) = (self.live_scope)(config) else {
+            return (self.read)(config, Catalog::embedded(), default_age);
         };
         let refreshed = self.provider.live_catalog(&query).await;
-        let mut response = (self.read)(config, &refreshed.catalog);
+        let mut response = (self.read)(config, &refreshed.catalog, default_age);
         for warning in refreshed.warnings {
             response.diagnostics.push(Diagnostic::warning(
                 "Some live prices are unavailable",

@@ -3,10 +3,12 @@
 //! (and the CLI) return, so that every surface uses the same field names.
 
 use crate::validate;
+use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::offer::{Cloud, OfferKey};
 use gpu_core::query::{
     Capacity, EmptyResult, Filter, GpuCount, OfferQuery, PricedOffer, QueryError,
 };
+use gpu_core::time::today_days;
 use serde::Serialize;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Type, Value};
@@ -32,6 +34,7 @@ pub fn filter_attributes() -> Vec<Attribute> {
         Attribute::optional("exclude_instance_types", Type::list(Type::String)).describe("Instance type globs to leave out, e.g. `[\"g4dn.*\"]`."),
         Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs before answering: Azure Retail Prices (public), Google Cloud Billing Catalog (API key in `GOOGLE_CLOUD_BILLING_API_KEY`), AWS bulk price list (public; one large file per region, so set `regions`) and AWS spot price history (the usual AWS credentials). Answers are cached on disk for 6 hours. A source that fails or is skipped leaves the embedded snapshot's prices, with a warning. Default false: offline, embedded snapshot only."),
         Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0."),
+        Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price (each answer says how old its price is)."),
     ]
 }
 
@@ -95,12 +98,17 @@ pub fn offer_attributes() -> Vec<(&'static str, Type, &'static str)> {
         (
             "source",
             Type::String,
-            "Where the price comes from (catalog source, repository and file, or live API).",
+            "Where this price (spot or on-demand, whichever the offer is) comes from: repository and file of the catalog source, or the live API and its fetch date.",
         ),
         (
             "as_of",
             Type::String,
-            "Date of the price (null when the source is undated).",
+            "Date of this price (null when its source is undated).",
+        ),
+        (
+            "price_age_days",
+            Type::Number,
+            "Whole days from `as_of` to today (UTC); null when the price is undated.",
         ),
     ]
 }
@@ -141,12 +149,15 @@ pub struct OfferRecord {
     pub source: String,
     /// Price date.
     pub as_of: Option<String>,
+    /// Days since `as_of`.
+    pub price_age_days: Option<i64>,
 }
 
 impl OfferRecord {
-    /// The record of a ranked offer.
-    pub fn of(p: &PricedOffer<'_>) -> Self {
+    /// The record of a ranked offer, its price's age counted to `today` (days since 1970).
+    pub fn of(p: &PricedOffer<'_>, today: i64) -> Self {
         let o = p.offer;
+        let origin = o.origin(p.spot);
         OfferRecord {
             cloud: o.cloud.as_str().to_string(),
             region: o.region.clone(),
@@ -160,8 +171,9 @@ impl OfferRecord {
             spot: p.spot,
             price_per_hour: p.price_per_hour,
             price_per_gpu_hour: p.price_per_gpu_hour,
-            source: o.source.clone(),
-            as_of: o.as_of.clone(),
+            source: origin.source.clone(),
+            as_of: origin.as_of.clone(),
+            price_age_days: origin.age_days(today),
         }
     }
 
@@ -233,6 +245,11 @@ pub fn validate(config: &Value) -> Diagnostics {
     ] {
         validate::non_negative(&mut d, get(attr), AttributePath::attr(attr));
     }
+    validate::price_age(
+        &mut d,
+        get("max_price_age"),
+        AttributePath::attr("max_price_age"),
+    );
     if let Some(list) = get("clouds").and_then(Value::as_elements) {
         let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
         for (i, e) in list.iter().enumerate() {
@@ -289,8 +306,13 @@ fn gpu_name(d: &mut Diagnostics, name: &str, path: AttributePath) {
 }
 
 /// Builds the core query from a wholly known configuration, with `default_capacity` for an
-/// unset `capacity`. Errors name the attribute.
-pub fn build(config: &Value, default_capacity: Capacity) -> Result<OfferQuery, Diagnostics> {
+/// unset `capacity` and `default_age` (the provider's) for an unset `max_price_age`.
+/// Errors name the attribute.
+pub fn build(
+    config: &Value,
+    default_capacity: Capacity,
+    default_age: Option<MaxPriceAge>,
+) -> Result<OfferQuery, Diagnostics> {
     let d = validate(config);
     if d.has_errors() {
         return Err(d);
@@ -324,6 +346,8 @@ pub fn build(config: &Value, default_capacity: Capacity) -> Result<OfferQuery, D
     query.min_memory_gib = validate::known_f64(get("min_memory_gib"));
     query.exclude_instance_types = strings(get("exclude_instance_types"));
     query.min_saving_percent = validate::known_f64(get("min_saving_percent")).unwrap_or(0.0);
+    let age = validate::known_str(get("max_price_age")).and_then(|s| s.parse().ok());
+    query.freshness = Freshness::at_most(age.or(default_age));
     if let Some(p) = get("prefer") {
         query.prefer = Some(OfferKey {
             cloud: validate::known_str(p.get_attr("cloud"))
@@ -400,7 +424,7 @@ pub fn no_match(empty: &EmptyResult<'_>, config: &Value) -> Diagnostic {
                 .iter()
                 .map(|f: &Filter| attribute_of(f.field(), config))
                 .collect();
-            let r = OfferRecord::of(&n.item);
+            let r = OfferRecord::of(&n.item, today_days());
             detail.push_str(&format!(
                 "\n  - {} {} {}{} {}x{} {} at ${:.4}/GPU-hour (fails: {})",
                 r.cloud,

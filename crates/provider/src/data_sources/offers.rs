@@ -3,6 +3,7 @@
 use super::offer_query::{self, OfferRecord};
 use crate::validate;
 use gpu_core::catalog::Catalog;
+use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
@@ -27,7 +28,7 @@ pub fn schema() -> Schema {
     }
     block = block
         .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10)."))
-        .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of` (the same fields as `gpu_spot_offer`)."))
+        .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of`, `price_age_days` (the same fields as `gpu_spot_offer`; `source`, `as_of` and `price_age_days` are those of the offer's own price, spot or on-demand)."))
         .attribute(Attribute::computed("matched", Type::Number).describe("How many offers passed the filters before `limit`."))
         .attribute(Attribute::computed("catalog", Type::String).describe("Which catalog answered: the embedded snapshot, or live prices over it (naming the live sources)."));
     Schema::new(block)
@@ -48,8 +49,12 @@ pub fn validate(config: &Value) -> Diagnostics {
     d
 }
 
-/// Ranks the offers in `catalog`.
-pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
+/// Ranks the offers in `catalog`; `default_age` is the provider's `max_price_age`.
+pub fn read(
+    config: &Value,
+    catalog: &Catalog,
+    default_age: Option<MaxPriceAge>,
+) -> ReadDataSourceResponse {
     let fail = |diagnostics| ReadDataSourceResponse {
         state: Value::Null,
         diagnostics,
@@ -58,7 +63,7 @@ pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
     if d.has_errors() {
         return fail(d);
     }
-    let mut q = match offer_query::build(config, Capacity::Either) {
+    let mut q = match offer_query::build(config, Capacity::Either, default_age) {
         Ok(q) => q,
         Err(d) => return fail(d),
     };
@@ -75,7 +80,7 @@ pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
         result
             .items
             .iter()
-            .map(|p| OfferRecord::of(p).to_value())
+            .map(|p| OfferRecord::of(p, q.freshness.today).to_value())
             .collect(),
     );
     let mut state = config.clone();

@@ -2,6 +2,7 @@
 
 use super::offer_query::{self, OfferRecord};
 use gpu_core::catalog::Catalog;
+use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
@@ -48,13 +49,17 @@ pub fn validate(config: &Value) -> Diagnostics {
     offer_query::validate(config)
 }
 
-/// Finds the best offer in `catalog`.
-pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
+/// Finds the best offer in `catalog`; `default_age` is the provider's `max_price_age`.
+pub fn read(
+    config: &Value,
+    catalog: &Catalog,
+    default_age: Option<MaxPriceAge>,
+) -> ReadDataSourceResponse {
     let fail = |diagnostics| ReadDataSourceResponse {
         state: Value::Null,
         diagnostics,
     };
-    let q = match offer_query::build(config, Capacity::Spot) {
+    let q = match offer_query::build(config, Capacity::Spot, default_age) {
         Ok(q) => q,
         Err(d) => return fail(d),
     };
@@ -69,7 +74,7 @@ pub fn read(config: &Value, catalog: &Catalog) -> ReadDataSourceResponse {
             .map(|e| offer_query::no_match(e, config));
         return fail(d.map(Diagnostics::from).unwrap_or_default());
     };
-    let record = OfferRecord::of(best).to_value();
+    let record = OfferRecord::of(best, q.freshness.today).to_value();
     let mut state = config.clone();
     if let (Value::Object(attrs), Value::Object(fields)) = (&mut state, record) {
         for (name, value) in fields {

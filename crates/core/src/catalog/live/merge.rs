@@ -9,12 +9,14 @@
 //!   zone-less row) are dropped, as the live answer lists every zone that sells the type.
 //!   Groups without any row in the catalog are ignored: live sources update, never add
 //!   instance types.
-//! - Every updated row's `source` names the live source(s) and keeps the snapshot's
-//!   `source` after `base:`; `as_of` becomes the fetch date.
+//! - Every updated price gets its own origin: the live source and its fetch date. A price
+//!   not refreshed keeps the snapshot's origin (refreshing one price never re-dates
+//!   another). The row's `source` names the live source(s) and keeps the snapshot's text
+//!   after `base:`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::offer::Offer;
+use crate::offer::{Offer, PriceOrigin};
 
 use super::quote::PriceKind;
 use super::report::SourceId;
@@ -43,25 +45,29 @@ impl Row {
     }
 
     fn set(&mut self, kind: PriceKind, price: f64, source: SourceId, at: u64) {
+        let date = date_of(at);
+        let origin = PriceOrigin::new(format!("{source} (live, fetched {date})"), Some(date));
         match kind {
             PriceKind::OnDemand => {
                 self.offer.on_demand_usd_per_hour = Some(price);
+                self.offer.on_demand_origin = origin;
                 self.on_demand = Some((source, at));
             }
             PriceKind::Spot => {
                 self.offer.spot_usd_per_hour = Some(price);
+                self.offer.spot_origin = origin;
                 self.spot = Some((source, at));
             }
         }
     }
 
-    /// The offer with `source` and `as_of` describing its live prices.
+    /// The offer with `source` naming its live prices (each price's origin is already set).
     pub fn finish(mut self) -> Offer {
         let live: Vec<(&str, SourceId, u64)> = [("on-demand", self.on_demand), ("spot", self.spot)]
             .into_iter()
             .filter_map(|(what, l)| l.map(|(s, at)| (what, s, at)))
             .collect();
-        if let Some(latest) = live.iter().map(|l| l.2).max() {
+        if !live.is_empty() {
             let mut parts: Vec<String> = live
                 .iter()
                 .map(|(what, s, at)| format!("{what}: {s} (live, fetched {})", date_of(*at)))
@@ -70,7 +76,6 @@ impl Row {
                 parts.push(format!("base: {}", self.offer.source));
             }
             self.offer.source = parts.join("; ");
-            self.offer.as_of = Some(date_of(latest));
         }
         self.offer
     }
@@ -163,6 +168,7 @@ fn replace_zones(group: &[Row], zones: &ZoneQuotes, source: SourceId) -> Vec<Row
                     let mut fresh = template.clone();
                     fresh.offer.zone = Some(zone.clone());
                     fresh.offer.spot_usd_per_hour = None;
+                    fresh.offer.spot_origin = PriceOrigin::default();
                     fresh.spot = None;
                     fresh
                 }

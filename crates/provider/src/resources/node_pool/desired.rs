@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, CostPreview, PriorCost};
+use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::pool::generation::{Roll, name_generations};
 use gpu_core::pool::{self, ChosenType, GroupSpec, NodePoolSpec, layout};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -29,6 +30,8 @@ pub struct Settings {
     pub cancel: gpu_core::cancel::Cancel,
     /// The process's AWS credential chains, shared by every operation.
     pub aws_configs: gpu_core::cloud::aws::ConfigCache,
+    /// `max_price_age`: which catalog prices count when instance types are chosen.
+    pub max_price_age: Option<MaxPriceAge>,
 }
 
 /// A pool, understood.
@@ -71,7 +74,8 @@ pub fn with_types(
     if let Some(names) = names {
         spec.instance_types = names;
     }
-    let types = pool::instance_types(&spec, catalog, pool::DEFAULT_INSTANCE_TYPE_COUNT);
+    let fresh = Freshness::at_most(settings.max_price_age);
+    let types = pool::instance_types(&spec, catalog, pool::DEFAULT_INSTANCE_TYPE_COUNT, &fresh);
     spec.instance_types = types.iter().map(|t| t.instance_type.clone()).collect();
     let class = inputs::node_class(pool, spec.cloud);
     let groups = layout::groups(&spec, &types, &class, &settings.default_labels);
@@ -111,11 +115,28 @@ pub fn cost_values(p: &CostPreview) -> Vec<(&'static str, Value)> {
         x.as_ref()
             .map_or(Value::Null, |p| Value::number(round6(p.row.usd_per_hour)))
     };
+    let origin_of = |x: &Option<cost::PricedAs>, date: bool| {
+        x.as_ref().map_or(Value::Null, |p| {
+            let o = &p.row.origin;
+            match (date, &o.as_of) {
+                (false, _) => Value::string(o.source.clone()),
+                (true, Some(d)) => Value::string(d.clone()),
+                (true, None) => Value::Null,
+            }
+        })
+    };
     let rows: Vec<&cost::PricedAs> = p.on_demand.iter().chain(p.spot.iter()).collect();
-    let mut sources: Vec<&str> = rows.iter().map(|r| r.row.source.as_str()).collect();
+    let mut sources: Vec<&str> = rows.iter().map(|r| r.row.origin.source.as_str()).collect();
     sources.sort_unstable();
     sources.dedup();
-    let as_of = rows.iter().filter_map(|r| r.row.as_of.as_deref()).min();
+    // The oldest date of the prices used; none when any of them is undated.
+    let as_of = if rows.iter().all(|r| r.row.origin.as_of.is_some()) {
+        rows.iter()
+            .filter_map(|r| r.row.origin.as_of.as_deref())
+            .min()
+    } else {
+        None
+    };
     vec![
         ("hourly_usd", Value::number(round6(p.hourly_usd))),
         ("hourly_usd_max", Value::number(round6(p.hourly_usd_max))),
@@ -137,6 +158,10 @@ pub fn cost_values(p: &CostPreview) -> Vec<(&'static str, Value)> {
             },
         ),
         ("price_as_of", as_of.map_or(Value::Null, Value::string)),
+        ("on_demand_price_source", origin_of(&p.on_demand, false)),
+        ("on_demand_price_as_of", origin_of(&p.on_demand, true)),
+        ("spot_price_source", origin_of(&p.spot, false)),
+        ("spot_price_as_of", origin_of(&p.spot, true)),
         ("cost_summary", Value::string(p.summary())),
     ]
 }

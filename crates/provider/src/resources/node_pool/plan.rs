@@ -394,6 +394,9 @@ fn cost_warning(
     for n in &p.notes {
         detail.push_str(&format!("\nNote: {n}."));
     }
+    for n in p.price_notes(gpu_core::time::today_days()) {
+        detail.push_str(&format!("\nPrice: {n}."));
+    }
     Diagnostic::warning(format!("Cost of gpu_node_pool `{name}`"), detail)
 }
 

@@ -5,7 +5,7 @@ use tfplugin::{Schema, Type};
 
 /// Computed cost attributes: refreshed only when the pool changes, so a plan with no
 /// change stays empty.
-pub const COST_ATTRIBUTES: [&str; 11] = [
+pub const COST_ATTRIBUTES: [&str; 15] = [
     "hourly_usd",
     "hourly_usd_max",
     "monthly_usd",
@@ -16,6 +16,10 @@ pub const COST_ATTRIBUTES: [&str; 11] = [
     "spot_priced_at_on_demand",
     "price_source",
     "price_as_of",
+    "on_demand_price_source",
+    "on_demand_price_as_of",
+    "spot_price_source",
+    "spot_price_as_of",
     "cost_summary",
 ];
 
@@ -107,8 +111,12 @@ pub fn schema() -> Schema {
     .attribute(Attribute::computed("on_demand_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for on-demand nodes (the cheapest on-demand instance type); null when the pool has no on-demand nodes."))
     .attribute(Attribute::computed("spot_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for spot nodes (the cheapest zone and type); null when the pool has no spot nodes."))
     .attribute(Attribute::computed("spot_priced_at_on_demand", Type::Bool).describe("True when the catalog has no spot price for these instance types, so spot nodes are priced at on-demand: the figures are an upper bound."))
-    .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices came from (the catalog rows' sources)."))
-    .attribute(Attribute::computed("price_as_of", Type::String).describe("Date of the prices used (the oldest of the rows)."))
+    .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices used came from: the sources of the on-demand and spot prices, joined."))
+    .attribute(Attribute::computed("price_as_of", Type::String).describe("Date of the oldest price used; null when any price used is undated (see `on_demand_price_as_of` and `spot_price_as_of`)."))
+    .attribute(Attribute::computed("on_demand_price_source", Type::String).describe("Source of the on-demand price used (catalog repository and file, or live API and fetch date); null when the pool has no on-demand nodes."))
+    .attribute(Attribute::computed("on_demand_price_as_of", Type::String).describe("Date of the on-demand price used; null when that price is undated or the pool has no on-demand nodes."))
+    .attribute(Attribute::computed("spot_price_source", Type::String).describe("Source of the price used for spot nodes (the on-demand price's when `spot_priced_at_on_demand`); null when the pool has no spot nodes."))
+    .attribute(Attribute::computed("spot_price_as_of", Type::String).describe("Date of the price used for spot nodes; null when it is undated or the pool has no spot nodes."))
     .attribute(Attribute::computed("cost_summary", Type::String).describe("The one-line cost preview shown as a plan warning, e.g. `+$72,234.40/month, 1 on-demand + up to 3 spot p5.48xlarge in us-east-1 (...)`."))
     .block(NestedBlock::single(
         "capacity",
