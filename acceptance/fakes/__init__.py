@@ -1,0 +1,349 @@
+"""Small fake cloud APIs for the acceptance suite: Azure Resource Manager with AKS agent
+pools (`arm_aks.py`), the GKE Container API v1 (`gke.py`) and the two token endpoints their
+credentials come from (`tokens.py`). See README.md in this directory for what each serves
+and which public reference every behaviour comes from.
+
+This module holds what the fakes share:
+
+- `FakeServer`: a `ThreadingHTTPServer` on 127.0.0.1 (a free port unless told otherwise,
+  plain HTTP, or HTTPS when given an `ssl.SSLContext`), one lock around all state, a log of
+  every request (method, path, query, whether a bearer token came, the status answered),
+  injected faults, and the test-control surface under `/_fake/` that no cloud client would
+  call: `GET /_fake/state`, `POST /_fake/faults`, `POST /_fake/reset`,
+  `POST /_fake/complete` and `POST /_fake/clusters` (the last three where the fake has
+  clusters and operations).
+- `tls_context(directory)`: a self-signed certificate for 127.0.0.1/localhost, for clients
+  that refuse bearer tokens over plain HTTP (azure_core's `BearerTokenAuthorizationPolicy`
+  does).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import ipaddress
+import json
+import re
+import ssl
+import threading
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+
+def now_rfc3339() -> str:
+    """UTC now as RFC 3339 with a `Z`, the form both clouds use for timestamps."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds").replace(
+        "+00:00", "Z")
+
+
+@dataclass
+class Response:
+    """What a handler answers: a status, a body (dict/list: JSON; bytes: as is; None:
+    empty) and headers."""
+
+    status: int
+    body: object = None
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    """One request as a handler sees it. `log` is its entry in the request log; handlers
+    may add fields to it (never secrets)."""
+
+    method: str
+    path: str          # percent-decoded path, no query
+    query: dict        # parse_qs of the query string
+    headers: object    # http.client.HTTPMessage (case-insensitive get)
+    body: bytes
+    log: dict
+
+    def bearer(self) -> str | None:
+        """The token of an `Authorization: Bearer <token>` header, else None."""
+        value = self.headers.get("Authorization") or ""
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        return token.strip() or None
+
+    def json(self):
+        """The body parsed as JSON (ValueError when it is not)."""
+        return json.loads(self.body.decode("utf-8")) if self.body else None
+
+
+@dataclass
+class Fault:
+    """Answer `count` requests matching `method` (or "*") and the regular expression `path`
+    (searched in the decoded path) with `status`, in the cloud's error shape."""
+
+    method: str
+    path: str
+    status: int
+    count: int = 1
+    retry_after: int | None = None
+    code: str | None = None
+    message: str | None = None
+
+    def matches(self, method: str, path: str) -> bool:
+        return self.count > 0 and self.method in ("*", method) and re.search(self.path, path)
+
+
+FAULT_KEYS = ("method", "path", "status", "count", "retry_after", "code", "message")
+
+
+class FakeServer:
+    """Base of every fake. Subclasses implement `handle(request) -> Response`,
+    `error(status, code, message, retry_after) -> Response` (their cloud's error shape) and
+    `snapshot() -> dict` (their stored state), and may override `configure`, `seed`,
+    `complete` and `reset_state`."""
+
+    name = "fake"
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.scheme = "http"
+        self.requests: list[dict] = []
+        self.faults: list[Fault] = []
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def start(self, port: int = 0, ssl_context: ssl.SSLContext | None = None):
+        """Serves on 127.0.0.1:`port` (0: a free one) in a daemon thread; returns self."""
+        server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        server.daemon_threads = True
+        server.fake = self
+        if ssl_context is not None:
+            server.socket = ssl_context.wrap_socket(server.socket, server_side=True)
+            self.scheme = "https"
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                                        name=self.name, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stops serving and closes the socket (this server only)."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._thread.join(timeout=5)
+            self._server = None
+
+    def __enter__(self):
+        return self if self._server else self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash)."""
+        return f"{self.scheme}://127.0.0.1:{self.port}"
+
+    # --- test control (also reachable over HTTP under /_fake/) ------------------------
+
+    def inject(self, method: str = "*", path: str = ".*", status: int = 429, count: int = 1,
+               retry_after: int | None = None, code: str | None = None,
+               message: str | None = None) -> Fault:
+        """Answers the next `count` matching requests with an error instead of serving
+        them (`retry_after` adds a `Retry-After: <seconds>` header)."""
+        fault = Fault(method.upper() if method != "*" else "*", path, int(status), int(count),
+                      None if retry_after is None else int(retry_after), code, message)
+        with self.lock:
+            self.faults.append(fault)
+        return fault
+
+    def configure(self, settings: dict) -> None:
+        """Applies fake-specific settings (e.g. `polls`); unknown keys are an error."""
+        if settings:
+            raise ValueError(f"unknown settings {sorted(settings)}")
+
+    def seed(self, spec: dict) -> dict:
+        raise LookupError("this fake has no clusters")
+
+    def complete(self) -> int:
+        """Finishes every running operation at once; returns how many."""
+        return 0
+
+    def reset(self) -> None:
+        """Forgets all state, the request log and the faults."""
+        with self.lock:
+            self.requests.clear()
+            self.faults.clear()
+            self.reset_state()
+
+    def reset_state(self) -> None:
+        pass
+
+    def state(self) -> dict:
+        """What `GET /_fake/state` answers: the stored state, the request log and the
+        faults still pending."""
+        with self.lock:
+            state = {**self.snapshot(), "requests": self.requests,
+                     "faults": [f.__dict__ for f in self.faults if f.count > 0]}
+            return json.loads(json.dumps(state))  # a deep copy, detached from the fake
+
+    def snapshot(self) -> dict:
+        return {}
+
+    # --- dispatch -------------------------------------------------------------------
+
+    def handle(self, request: Request) -> Response:
+        raise NotImplementedError
+
+    def error(self, status: int, code: str | None, message: str | None,
+              retry_after: int | None = None) -> Response:
+        raise NotImplementedError
+
+    def log_entry(self, request: Request) -> dict:
+        """The request log entry; subclasses may add (non-secret) fields."""
+        return request.log
+
+    def dispatch(self, method: str, raw_path: str, headers, body: bytes) -> Response:
+        url = urlsplit(raw_path)
+        path = unquote(url.path)
+        if path.startswith("/_fake/"):
+            return self._control(method, path, body)
+        auth = headers.get("Authorization") or ""
+        entry = {"method": method, "path": path, "query": url.query,
+                 "bearer": auth[:7].lower() == "bearer " and bool(auth[7:].strip()),
+                 "status": None}
+        request = Request(method, path, parse_qs(url.query, keep_blank_values=True), headers,
+                          body, entry)
+        with self.lock:
+            self.requests.append(entry)
+            fault = next((f for f in self.faults if f.matches(method, path)), None)
+            if fault is not None:
+                fault.count -= 1
+                entry["injected"] = True
+                response = self.error(fault.status, fault.code, fault.message,
+                                      fault.retry_after)
+            else:
+                try:
+                    response = self.handle(request)
+                except Exception:  # a bug in the fake: say so loudly, as a 500
+                    response = Response(500, {"fake_bug": traceback.format_exc()})
+            entry["status"] = response.status
+        return response
+
+    def _control(self, method: str, path: str, body: bytes) -> Response:
+        try:
+            data = json.loads(body or b"{}")
+        except ValueError as e:
+            return Response(400, {"error": f"control body is not JSON: {e}"})
+        try:
+            if method == "GET" and path == "/_fake/state":
+                return Response(200, self.state())
+            if method == "POST" and path == "/_fake/reset":
+                self.reset()
+                return Response(200, {"reset": True})
+            if method == "POST" and path == "/_fake/complete":
+                return Response(200, {"completed": self.complete()})
+            if method == "POST" and path == "/_fake/clusters":
+                with self.lock:
+                    return Response(201, self.seed(data))
+            if method == "POST" and path == "/_fake/faults":
+                faults = data.pop("faults", None) or ([data.pop("fault")] if "fault" in data
+                                                      else [])
+                if "status" in data:  # the body itself is one fault
+                    faults.append({k: data.pop(k) for k in FAULT_KEYS if k in data})
+                if data.pop("clear", False):
+                    with self.lock:
+                        self.faults.clear()
+                with self.lock:
+                    self.configure(data)
+                for f in faults:
+                    self.inject(**f)
+                return Response(200, {"faults": [f.__dict__.copy() for f in self.faults
+                                                 if f.count > 0]})
+        except (TypeError, ValueError, KeyError, LookupError) as e:
+            return Response(400, {"error": str(e)})
+        return Response(404, {"error": f"no control endpoint {method} {path}"})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-cloud"
+    sys_version = ""
+
+    def _body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self) -> None:
+        response = self.server.fake.dispatch(self.command, self.path, self.headers,
+                                             self._body())
+        body = response.body
+        headers = dict(response.headers)
+        if isinstance(body, (dict, list)):
+            data = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json; charset=utf-8")
+        else:
+            data = body or b""
+        self.send_response(response.status)
+        for key, value in headers.items():
+            self.send_header(key, str(value))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = _serve
+
+    def log_message(self, *args) -> None:  # the request log is in the fake's state
+        pass
+
+
+def request_id() -> str:
+    return str(uuid.uuid4())
+
+
+def tls_context(directory: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server `SSLContext` with a fresh self-signed certificate for 127.0.0.1 and
+    localhost, and the path of that certificate (PEM) for clients to trust."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = _dt.datetime.now(_dt.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - _dt.timedelta(minutes=5))
+            .not_valid_after(now + _dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([
+                x509.DNSName("localhost"),
+                x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "fake-cert.pem", directory / "fake-key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_path, key_path)
+    return context, cert_path
