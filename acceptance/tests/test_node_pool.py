@@ -87,9 +87,36 @@ def blocks(output: str, kind: str) -> list[str]:
             if text[a:].startswith(f"{kind}: ")]
 
 
-def expected_labels(pool: str, capacity: str, user: dict) -> dict:
+def label_slug(text: str) -> str:
+    """Free text as a Kubernetes label value, as documented for `gpu.tf/price-source`:
+    runs of characters other than letters, digits, `-` and `.` become `_`, then trimmed to
+    a letter or digit at both ends, at most 63 characters."""
+    out = ""
+    for ch in text:
+        if ch.isascii() and (ch.isalnum() or ch in "-."):
+            out += ch
+        elif not out.endswith("_"):
+            out += "_"
+    out = out.strip("_-.")[:63].rstrip("_-.")
+    return out or "unknown"
+
+
+def price_labels(state: dict, capacity: str) -> dict:
+    """The price labels a group's nodes carry: the price the plan's cost used for them
+    (the state's cost attributes), with its source and date."""
+    kind = "on_demand" if capacity == "on-demand" else "spot"
+    usd = state[f"{kind}_usd_per_node_hour"]
+    basis = "on-demand" if kind == "on_demand" or state["spot_priced_at_on_demand"] else "spot"
+    return {"gpu.tf/price-usd-per-hour": f"{usd:.6f}".rstrip("0").rstrip("."),
+            "gpu.tf/priced-as": basis,
+            "gpu.tf/price-source": label_slug(state[f"{kind}_price_source"]),
+            "gpu.tf/price-as-of": state[f"{kind}_price_as_of"] or "undated"}
+
+
+def expected_labels(pool: str, capacity: str, user: dict, state: dict) -> dict:
     return {**user, "gpu.tf/cloud": "aws", "gpu.tf/model": GPU,
-            "gpu.tf/capacity-type": capacity, "gpu.tf/pool": pool}
+            "gpu.tf/capacity-type": capacity, "gpu.tf/pool": pool,
+            **price_labels(state, capacity)}
 
 
 def check_groups(moto, cluster, pool: str, state: dict, labels: dict = USER_LABELS):
@@ -117,7 +144,7 @@ def check_groups(moto, cluster, pool: str, state: dict, labels: dict = USER_LABE
         assert g["status"] == "ACTIVE", g
         assert g["nodeRole"] == cluster.node_role_arn, g
         assert sorted(g["subnets"]) == sorted(cluster.subnet_ids), g
-        assert g["labels"] == expected_labels(pool, capacity, labels), g["labels"]
+        assert g["labels"] == expected_labels(pool, capacity, labels, state), g["labels"]
         taints = g.get("taints") or []
         assert GPU_TAINT in taints and USER_TAINT in taints, taints
         assert len(taints) == 2, taints
@@ -215,6 +242,14 @@ def test_plan_shows_cost_from_catalog(aws_tf, moto):
     assert od_price in prices(rows, "on_demand_usd_per_hour"), (od_price, types)
     assert spot_price in prices(rows, "spot_usd_per_hour"), (spot_price, types)
     assert after["spot_priced_at_on_demand"] is False, after
+    # Each price's own provenance, from its own CSV columns (never the other price's).
+    for kind, price in (("on_demand", od_price), ("spot", spot_price)):
+        row = next(r for r in rows if r[f"{kind}_usd_per_hour"]
+                   and float(r[f"{kind}_usd_per_hour"]) == price)
+        assert after[f"{kind}_price_source"] == row[f"{kind}_source"], (kind, after, row)
+        assert after[f"{kind}_price_as_of"] == (row[f"{kind}_as_of"] or None), (kind, after)
+    dates = [after["on_demand_price_as_of"], after["spot_price_as_of"]]
+    assert after["price_as_of"] == (None if None in dates else min(dates)), after
 
     od_at_min, spot_at_min = OD_MIN, MIN_NODES - OD_MIN
     od_at_max, spot_at_max = OD_MIN, MAX_NODES - OD_MIN
@@ -239,6 +274,12 @@ def test_plan_shows_cost_from_catalog(aws_tf, moto):
     month = [d for d in diags if d["severity"] == "warning"
              and "/month" in d.get("summary", "") + d.get("detail", "")]
     assert month, diags
+    # The warning names each price's date, or says it is undated.
+    detail = month[0].get("detail", "")
+    for kind in ("on_demand", "spot"):
+        date = after[f"{kind}_price_as_of"]
+        assert (date and f"dated {date}" in detail) or (not date and "UNDATED" in detail), (
+            kind, detail)
     assert node_groups(moto, cluster_name) == {}, "a plan created node groups"
 
 

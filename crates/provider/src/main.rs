@@ -8,6 +8,7 @@ mod docs;
 mod live;
 mod logging;
 mod offers_cli;
+mod placement_cli;
 mod provider;
 mod resources;
 mod validate;

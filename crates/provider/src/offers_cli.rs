@@ -2,6 +2,7 @@
 //! table or as JSON with the data source's field names.
 
 use crate::data_sources::offer_query::OfferRecord;
+use crate::placement_cli::{self, PlacementArgs};
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::query::{self, Capacity, GpuCount, OfferQuery};
@@ -40,6 +41,15 @@ pub struct OffersArgs {
     /// Only prices at most this old (`90d`, `12w`); undated prices are left out too.
     #[arg(long)]
     max_price_age: Option<String>,
+    /// Place a pool instead of listing offers: on-demand nodes always running. Ranks
+    /// (cloud, region, instance type) by the pool's expected monthly bill, like the
+    /// `gpu_pool_placement` data source (needs one --gpu and a whole --count).
+    #[arg(long, conflicts_with_all = ["spot", "on_demand", "min_count"])]
+    floor: Option<u32>,
+    /// With --floor: nodes running on average (default: the floor); those above the
+    /// floor are priced as spot.
+    #[arg(long, requires = "floor")]
+    expected: Option<u32>,
     /// Refresh prices from the clouds' price APIs first (cached for 6 h; see `live` in the
     /// data source docs). Failing sources fall back to the embedded snapshot with a warning.
     #[arg(long)]
@@ -139,8 +149,86 @@ fn live_catalog(query: &OfferQuery) -> Result<std::sync::Arc<Catalog>, String> {
     Ok(refreshed.catalog)
 }
 
+/// The placement flags, when `--floor` asks for a placement.
+fn placement_args(args: &OffersArgs) -> Option<PlacementArgs> {
+    let floor = args.floor?;
+    Some(PlacementArgs {
+        gpu: args.gpu.clone(),
+        count: args.count,
+        floor,
+        expected: args.expected.unwrap_or(floor),
+        clouds: if args.cloud.is_empty() {
+            vec!["aws".into(), "azure".into(), "gcp".into()]
+        } else {
+            args.cloud.clone()
+        },
+        regions: args.region.clone(),
+        max_price_age: args.max_price_age.clone(),
+    })
+}
+
+/// `--floor`: ranks the places of a pool by its whole bill.
+fn run_placement(args: &OffersArgs, p: &PlacementArgs, catalog: &Catalog) -> ExitCode {
+    let q = match placement_cli::build(p) {
+        Ok(q) => q,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let live = if args.live {
+        let scope = OfferQuery {
+            gpus: vec![q.gpu],
+            gpu_count: Some(GpuCount::Exact(f64::from(q.gpu_count))),
+            clouds: q.clouds.clone(),
+            regions: q.regions.clone(),
+            ..OfferQuery::default()
+        };
+        match live_catalog(&scope) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
+    let catalog = live.as_deref().unwrap_or(catalog);
+    let (records, matched) = match placement_cli::run(&q, catalog, args.limit) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("no place for the pool: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match args.format {
+        Format::Json => match serde_json::to_string_pretty(&records) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        Format::Table => {
+            print!("{}", placement_cli::table(&records));
+            eprintln!(
+                "{} of {matched} places, by expected monthly bill ({} on-demand + {} spot nodes, 730 h); catalog: {}",
+                records.len(),
+                q.floor_nodes(),
+                q.spot_nodes(),
+                catalog.origin().label
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 /// Runs the command against `catalog` (or, with `--live`, a refreshed copy of it).
 pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
+    if let Some(p) = placement_args(args) {
+        return run_placement(args, &p, catalog);
+    }
     let live = match build(args) {
         Ok(q) if args.live => match live_catalog(&q) {
             Ok(c) => Some(c),

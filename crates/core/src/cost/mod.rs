@@ -10,7 +10,9 @@ mod preview;
 pub use budget::{BudgetError, check_budget};
 pub use lines::{PriceLine, Totals, total};
 pub use money::format_usd;
-pub use preview::{CostError, CostPreview, HOURS_PER_MONTH, PricedAs, PriorCost, preview};
+pub use preview::{
+    CostError, CostPreview, HOURS_PER_MONTH, PricedAs, PriorCost, preview, priced_as,
+};
 
 #[cfg(test)]
 mod tests;

@@ -267,6 +267,16 @@ fn range(min: u32, max: u32) -> String {
     }
 }
 
+/// The row nodes of `capacity` are priced at, as [`preview`] prices them: spot nodes at the
+/// cheapest spot row, or the cheapest on-demand one when no type has a spot price; other
+/// nodes at the cheapest on-demand row.
+pub fn priced_as(types: &[ChosenType], capacity: CapacityType) -> Option<PricedAs> {
+    match capacity {
+        CapacityType::Spot => cheapest(types, true).or_else(|| cheapest(types, false)),
+        _ => cheapest(types, false),
+    }
+}
+
 /// The cheapest row of `spot` (or on-demand) capacity among `types`; the first on ties.
 fn cheapest(types: &[ChosenType], spot: bool) -> Option<PricedAs> {
     types

@@ -16,10 +16,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::choose::{ChosenType, by_on_demand_price};
 use super::spec::{
-    LABEL_CAPACITY_TYPE, LABEL_CLOUD, LABEL_MODEL, LABEL_POOL, NodePoolSpec, gpu_taint,
+    LABEL_CAPACITY_TYPE, LABEL_CLOUD, LABEL_MODEL, LABEL_POOL, LABEL_PRICE, LABEL_PRICE_AS_OF,
+    LABEL_PRICE_SOURCE, LABEL_PRICED_AS, NodePoolSpec, gpu_taint,
 };
 use super::stable_hash::fnv1a;
 use crate::cloud::traits;
+use crate::cost::{PricedAs, priced_as};
 use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
 use crate::offer::Cloud;
 
@@ -109,6 +111,7 @@ pub fn groups(
             scaling,
             class,
             default_tags,
+            priced_as(types, CapacityType::OnDemand),
         ));
     }
     if let Some(scaling) = s.spot {
@@ -119,6 +122,7 @@ pub fn groups(
             scaling,
             class,
             default_tags,
+            priced_as(types, CapacityType::Spot),
         ));
     }
     out
@@ -234,6 +238,55 @@ fn base36(mut n: u64, len: usize) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// The price labels of nodes priced at `p`: what cost tools read instead of their own,
+/// possibly lagging, price feed.
+pub fn price_labels(p: &PricedAs) -> [(String, String); 4] {
+    let origin = &p.row.origin;
+    [
+        (LABEL_PRICE.into(), price_value(p.row.usd_per_hour)),
+        (
+            LABEL_PRICED_AS.into(),
+            if p.spot_price { "spot" } else { "on-demand" }.into(),
+        ),
+        (LABEL_PRICE_SOURCE.into(), label_slug(&origin.source)),
+        (
+            LABEL_PRICE_AS_OF.into(),
+            origin.as_of.clone().unwrap_or_else(|| "undated".into()),
+        ),
+    ]
+}
+
+/// A price as a label value: at most 6 decimals, no trailing zeros (`55.04`, `0.3106`).
+fn price_value(usd: f64) -> String {
+    let s = format!("{usd:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// Free text as a Kubernetes label value: runs of other characters become `_`, at most
+/// 63 characters, starting and ending with a letter or digit (`unknown` when none is left).
+pub fn label_slug(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '-' | '.') {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let trimmed: String = out
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .chars()
+        .take(63)
+        .collect();
+    let trimmed = trimmed.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    if trimmed.is_empty() {
+        "unknown".into()
+    } else {
+        trimmed.to_string()
+    }
+}
+
 /// One group with the pool's labels, taints, tags and ownership marker.
 fn group(
     spec: &NodePoolSpec,
@@ -242,12 +295,16 @@ fn group(
     scaling: Scaling,
     class: &NodeClass,
     default_tags: &BTreeMap<String, String>,
+    price: Option<PricedAs>,
 ) -> GroupSpec {
     let mut labels = spec.labels.clone();
     labels.insert(LABEL_CLOUD.into(), spec.cloud.to_string());
     labels.insert(LABEL_MODEL.into(), spec.gpu.name.into());
     labels.insert(LABEL_CAPACITY_TYPE.into(), capacity.label_value().into());
     labels.insert(LABEL_POOL.into(), spec.name.clone());
+    if let Some(p) = &price {
+        labels.extend(price_labels(p));
+    }
     // GKE taints GPU nodes itself (and strips the taint from what it reports).
     let mut taints = if matches!(class, NodeClass::Gcp(_)) {
         Vec::new()

@@ -19,6 +19,15 @@ pub const LABEL_MODEL: &str = "gpu.tf/model";
 pub const LABEL_CAPACITY_TYPE: &str = "gpu.tf/capacity-type";
 /// Label (and tag) naming the pool a node belongs to.
 pub const LABEL_POOL: &str = "gpu.tf/pool";
+/// Label: the USD per node-hour the pool's cost preview used for this node (`55.04`).
+pub const LABEL_PRICE: &str = "gpu.tf/price-usd-per-hour";
+/// Label: which price that is, `spot` or `on-demand` (spot nodes without a spot price
+/// are priced at on-demand, an upper bound).
+pub const LABEL_PRICED_AS: &str = "gpu.tf/priced-as";
+/// Label: the price's source, as a label value (`aws_karpenter-provider-aws_1d927085_…`).
+pub const LABEL_PRICE_SOURCE: &str = "gpu.tf/price-source";
+/// Label: the price's date (`2026-07-20`), or `undated`.
+pub const LABEL_PRICE_AS_OF: &str = "gpu.tf/price-as-of";
 
 /// A GPU node pool: what the user asked for, checked (see [`super::NodePoolConfig::validate`]).
 #[derive(Debug, Clone, PartialEq)]

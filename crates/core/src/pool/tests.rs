@@ -438,6 +438,31 @@ fn eks_group_sizes() {
 }
 
 #[test]
+fn price_labels_are_legal_label_values() {
+    use crate::pool::layout::label_slug;
+    assert_eq!(
+        label_slug("aws/karpenter-provider-aws@1d927085 zz_generated.pricing_aws.go"),
+        "aws_karpenter-provider-aws_1d927085_zz_generated.pricing_aws.go"
+    );
+    assert_eq!(
+        label_slug("skypilot-catalog v6 @ 001367d2 (license unverified, undated)"),
+        "skypilot-catalog_v6_001367d2_license_unverified_undated"
+    );
+    assert_eq!(label_slug("  (!) "), "unknown");
+    let long = label_slug(&"ab ".repeat(40));
+    assert!(long.len() <= 63 && long.ends_with('b'), "{long}");
+    for text in [
+        "a",
+        "-x-",
+        "aws-price-list (live, fetched 2026-12-03)",
+        &"é".repeat(70),
+    ] {
+        let v = label_slug(text);
+        assert_eq!(kube::label_value_problem(&v), None, "{text:?} -> {v}");
+    }
+}
+
+#[test]
 fn eks_group_contents() {
     let mut s = sized(0, 4, 1, true);
     s.labels = BTreeMap::from([("team".into(), "ml".into())]);
@@ -471,6 +496,23 @@ fn eks_group_contents() {
     );
     assert_eq!(spot.scaling.desired, Some(2));
     assert_eq!(od.scaling.desired, Some(1));
+    // Each node says what it costs and where that price came from: the rows the cost
+    // preview uses (on-demand g6.40xlarge 3.9 from src-j; spot g6.24xlarge 1.5 from src-h).
+    let preview = crate::cost::preview(&s, &t, None).unwrap();
+    assert_eq!(preview.on_demand.as_ref().unwrap().row.usd_per_hour, 3.9);
+    assert_eq!(preview.spot.as_ref().unwrap().row.usd_per_hour, 1.5);
+    for (g, price, basis, source) in [
+        (od, "3.9", "on-demand", "src-j"),
+        (spot, "1.5", "spot", "src-h"),
+    ] {
+        assert_eq!(g.labels["gpu.tf/price-usd-per-hour"], price);
+        assert_eq!(g.labels["gpu.tf/priced-as"], basis);
+        assert_eq!(g.labels["gpu.tf/price-source"], source);
+        assert_eq!(g.labels["gpu.tf/price-as-of"], "undated");
+        for (k, v) in &g.labels {
+            assert_eq!(kube::label_value_problem(v), None, "{k}={v}");
+        }
+    }
     for (g, cap) in [(od, "on-demand"), (spot, "spot")] {
         assert_eq!(g.labels["gpu.tf/cloud"], "aws");
         assert_eq!(g.labels["gpu.tf/model"], "L4");

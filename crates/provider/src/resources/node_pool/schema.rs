@@ -50,6 +50,8 @@ const DESCRIPTION: &str = r#"A GPU node pool in a managed Kubernetes cluster (EK
 
 Every node carries the labels `gpu.tf/cloud`, `gpu.tf/model`, `gpu.tf/capacity-type` (`on-demand` or `spot`) and `gpu.tf/pool`, and the taint `nvidia.com/gpu=present:NoSchedule`, the same on every cloud: a workload moves cloud by changing one `nodeSelector` value. Reads always go to the cloud, so changes made outside Terraform show in the next plan.
 
+Every node also says what it costs, for cost tools whose own price feed may lag: `gpu.tf/price-usd-per-hour` (the price per node-hour the plan used for it), `gpu.tf/priced-as` (`spot`, or `on-demand`, also for spot nodes the catalog has no spot price for), `gpu.tf/price-source` (the price's source as a label value) and `gpu.tf/price-as-of` (its date, or `undated`). They are the prices of the last change, as the cost attributes are: a price move alone changes neither. See the cost labels guide.
+
 ### How a pool maps onto EKS
 
 A pool is one or two EKS managed node groups in the existing cluster `cluster`:
