@@ -14,7 +14,7 @@ CARGO ?= cargo
 PY := $(VENV)/bin/python
 TERRAFORM := $(VENV)/bin/terraform
 
-.PHONY: help build venv demo test unit acceptance bench docs fuzz fuzz-install fuzz-short reliability fmt lint clean
+.PHONY: help build venv demo test unit acceptance bench docs catalog fuzz fuzz-install fuzz-short reliability fmt lint clean
 
 help:
 	@echo "make demo    build the provider and run a real 'terraform plan' of examples/quickstart"
@@ -23,6 +23,7 @@ help:
 	@echo "make venv    Python venv with Terraform 1.15 and 1.0.3 for the acceptance suite"
 	@echo "make bench   start-up latency, memory, plan-time and offer-query figures (vs gpuhunt)"
 	@echo "make docs    regenerate docs/ from the provider schema"
+	@echo "make catalog rebuild crates/core/data/offers.csv from the live price APIs (internet; see SOURCE.md)"
 	@echo "make fuzz    fuzz the msgpack and JSON value decoders (FUZZ_SECONDS each, default 300)"
 	@echo "make fuzz-short  15 s per fuzz target (FUZZ_SHORT_SECONDS), reliability rows, fails on a crash"
 	@echo "make reliability  faults, interruption, bad input, secrets, mTLS, fuzz: the table (all rows at goal)"
@@ -130,6 +131,13 @@ reliability: build venv
 
 docs: build
 	$(PROVIDER_BIN) docs --dir $(CURDIR)
+
+# Rebuild the embedded snapshot from the live price sources (needs internet; Google's
+# needs GOOGLE_CLOUD_BILLING_API_KEY, AWS spot the usual AWS credentials; a source that
+# cannot answer leaves its prices as they were, with a warning). Writes
+# crates/core/data/offers.csv and crates/core/data/PROVENANCE.md; review, then commit.
+catalog: build
+	$(PROVIDER_BIN) catalog --out crates/core/data/offers.csv --provenance crates/core/data/PROVENANCE.md
 
 fmt:
 	$(CARGO) fmt --all

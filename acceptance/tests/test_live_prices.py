@@ -4,6 +4,7 @@ source falls back to the embedded snapshot with a warning."""
 
 import datetime
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -161,3 +162,57 @@ def test_dead_source_falls_back_with_warning(terraform, tmp_path):
     assert got["price_per_hour"] != pytest.approx(ON_DEMAND), got  # the snapshot's price
     assert "live" not in got["source"], got
     assert got["catalog"].startswith("embedded snapshot"), got
+
+
+class Plain:
+    """What `live_env` needs of a Terraform fixture: the environment, here the process's."""
+    env = dict(os.environ)
+
+
+def test_catalog_command_rebuilds_the_snapshot_from_live_sources(provider_bin, tmp_path):
+    """`terraform-provider-gpu catalog` (what `make catalog` runs): the price a live source
+    answers is dated today with that source; every other row is byte for byte the
+    snapshot's; PROVENANCE.md says which source answered and what failed. With no source
+    answering, it writes nothing and fails."""
+    import csv
+    import subprocess
+    from pathlib import Path
+    snapshot = Path(__file__).resolve().parents[2] / "crates/core/data/offers.csv"
+    out, page = tmp_path / "offers.csv", tmp_path / "PROVENANCE.md"
+    fake = FakeAzurePrices(spot=False)
+    try:
+        env = live_env(Plain(), tmp_path, fake.url)
+        proc = subprocess.run([str(provider_bin), "catalog", "--out", str(out),
+                               "--provenance", str(page), "--cloud", "azure"],
+                              env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        fake.stop()
+    assert proc.returncode == 0, proc.stderr
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    with open(out, newline="", encoding="utf-8") as f:
+        new = list(csv.DictReader(f))
+    with open(snapshot, newline="", encoding="utf-8") as f:
+        old = list(csv.DictReader(f))
+    assert len(new) == len(old)
+    changed = [(a, b) for a, b in zip(old, new) if a != b]
+    assert [b["instance_type"] for _, b in changed] == ["Standard_NC24ads_A100_v4"], changed
+    before, after = changed[0]
+    assert (after["cloud"], after["region"]) == ("azure", "eastus"), after
+    assert float(after["on_demand_usd_per_hour"]) == ON_DEMAND, after
+    assert after["on_demand_as_of"] == today, after
+    assert after["on_demand_source"].startswith("azure-retail-prices (live, fetched"), after
+    for col in ("spot_usd_per_hour", "spot_source", "spot_as_of"):
+        assert after[col] == before[col], (col, before, after)
+    text = page.read_text()
+    assert "| azure-retail-prices | 1 |" in text, text
+    assert f"on {today}" in text, text
+
+    # Offline: nothing answers, nothing is written.
+    out.unlink()
+    dead = live_env(Plain(), tmp_path / "again", "http://127.0.0.1:9")
+    proc = subprocess.run([str(provider_bin), "catalog", "--out", str(out),
+                           "--cloud", "azure"], env=dead, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc
+    assert "no live price source answered" in proc.stderr, proc.stderr
+    assert not out.exists()

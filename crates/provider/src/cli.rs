@@ -28,6 +28,10 @@ enum Command {
     },
     /// Rank GPU offers across clouds (the same answer as the `gpu_offers` data source).
     Offers(crate::offers_cli::OffersArgs),
+    /// Rebuild the offer catalog from the live price sources (needs internet; `make
+    /// catalog`): every price a source answers is dated today, the rest keep the
+    /// snapshot's date or stay undated. Writes the CSV and a PROVENANCE.md next to it.
+    Catalog(crate::catalog_cli::CatalogArgs),
     /// Regenerate the registry docs under docs/ from the provider schema.
     Docs {
         /// The repository root (where docs/ and examples/ are).
@@ -50,6 +54,7 @@ pub fn run() -> ExitCode {
         Some(Command::Offers(args)) => {
             crate::offers_cli::run(&args, gpu_core::catalog::Catalog::embedded())
         }
+        Some(Command::Catalog(args)) => crate::catalog_cli::run(&args),
         Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
             Ok(changed) if check && !changed.is_empty() => {
                 eprintln!("stale docs: {changed:?}; run `make docs`");

@@ -1,6 +1,7 @@
 //! `terraform-provider-gpu`: serves the `gpu` provider when Terraform starts it, and is a
 //! small CLI when a person does.
 
+mod catalog_cli;
 mod cli;
 mod config;
 mod data_sources;

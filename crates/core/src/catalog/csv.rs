@@ -170,6 +170,47 @@ fn row(
     })
 }
 
+/// Writes `offers` in the [`COLUMNS`] format, `\n` line ends, fields quoted only where
+/// needed: the format [`parse`] reads (and the vendored snapshot's bytes).
+pub(super) fn write<W: std::io::Write>(offers: &[Offer], out: W) -> Result<(), CatalogError> {
+    let mut w = ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(out);
+    w.write_record(COLUMNS)?;
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for o in offers {
+        let origin = |p: Option<f64>, origin: &PriceOrigin| match p {
+            Some(_) => (
+                origin.source.clone(),
+                origin.as_of.clone().unwrap_or_default(),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let (od_source, od_as_of) = origin(o.on_demand_usd_per_hour, &o.on_demand_origin);
+        let (spot_source, spot_as_of) = origin(o.spot_usd_per_hour, &o.spot_origin);
+        w.write_record([
+            o.cloud.as_str().to_string(),
+            o.region.clone(),
+            o.zone.clone().unwrap_or_default(),
+            o.instance_type.clone(),
+            o.gpu.name.to_string(),
+            num(o.gpu_count),
+            num(o.gpu_memory_gib),
+            num(o.vcpus),
+            num(o.memory_gib),
+            num(o.on_demand_usd_per_hour),
+            num(o.spot_usd_per_hour),
+            o.source.clone(),
+            od_source,
+            od_as_of,
+            spot_source,
+            spot_as_of,
+        ])?;
+    }
+    w.flush().map_err(|e| CatalogError::Csv(e.into()))?;
+    Ok(())
+}
+
 /// `YYYY-MM-DD` with digits in the right places (the calendar is not checked).
 fn is_date(s: &str) -> bool {
     let b = s.as_bytes();

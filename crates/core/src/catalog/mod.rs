@@ -136,6 +136,12 @@ impl Catalog {
         )
     }
 
+    /// Writes the offers as CSV in the [`COLUMNS`] format, which [`Catalog::from_csv`] reads
+    /// back: each price with its own source and date.
+    pub fn write_csv<W: std::io::Write>(&self, out: W) -> Result<(), CatalogError> {
+        csv::write(&self.offers, out)
+    }
+
     /// The same catalog with another origin (e.g. the file name it was read from).
     pub fn with_origin(mut self, origin: CatalogOrigin) -> Self {
         self.origin = origin;

@@ -122,6 +122,22 @@ fn each_price_has_its_own_origin() {
 }
 
 #[test]
+fn writing_the_embedded_snapshot_gives_back_its_bytes() {
+    let mut out = Vec::new();
+    Catalog::embedded().write_csv(&mut out).unwrap();
+    let written = String::from_utf8(out).unwrap();
+    if written != EMBEDDED_CSV {
+        let diff = written
+            .lines()
+            .zip(EMBEDDED_CSV.lines())
+            .find(|(a, b)| a != b);
+        panic!("first differing line: {diff:?}");
+    }
+    let again = Catalog::from_csv(written.as_bytes()).unwrap();
+    assert_eq!(again.offers(), Catalog::embedded().offers());
+}
+
+#[test]
 fn the_earlier_format_dates_both_prices_with_the_row() {
     let csv = format!(
         "{}\naws,us-east-1,,p5.48xlarge,H100,8,80,192,2048,55.04,20.5,src,2026-07-20\n",
