@@ -365,6 +365,44 @@ fn choice_by_spot_price() {
 }
 
 #[test]
+fn max_price_age_leaves_old_and_undated_prices_out_of_the_choice() {
+    use crate::freshness::MaxPriceAge;
+    // H100x8 in us-east-1 (this test catalog dates both prices of a row alike): az1's
+    // prices dated 2026-07-20 (spot 30.0), az2's 2026-07-21 (spot 25.0).
+    let s = spec_of(&config());
+    let at = |days: u32, today: &str| Freshness {
+        max_age: Some(MaxPriceAge { days }),
+        today: crate::time::days_of_date(today).unwrap(),
+    };
+    let t = super::instance_types(&s, &catalog(), 3, &at(10, "2026-07-30"));
+    assert_eq!(t[0].spot.as_ref().unwrap().usd_per_hour, 25.0);
+    // One day later az1's prices are too old; az2's still count.
+    let t = super::instance_types(&s, &catalog(), 3, &at(10, "2026-07-31"));
+    for row in [&t[0].on_demand, &t[0].spot] {
+        let row = row.as_ref().unwrap();
+        assert_eq!(row.origin.as_of.as_deref(), Some("2026-07-21"));
+        assert_eq!(row.zone.as_deref(), Some("use1-az2"));
+    }
+    // Two days later nothing in us-east-1 counts.
+    let t = super::instance_types(&s, &catalog(), 3, &at(10, "2026-08-01"));
+    assert!(
+        t.iter().all(|c| c.on_demand.is_none() && c.spot.is_none()),
+        "{t:?}"
+    );
+    // L4 rows are undated: no limit lets them price anything.
+    let t = super::instance_types(
+        &spec_of(&l4_config()),
+        &catalog(),
+        3,
+        &at(100_000, "2026-07-30"),
+    );
+    assert!(
+        t.iter().all(|c| c.on_demand.is_none() && c.spot.is_none()),
+        "{t:?}"
+    );
+}
+
+#[test]
 fn choice_by_on_demand_price() {
     let mut c = l4_config();
     c.spot = false;

@@ -138,13 +138,21 @@ pub fn validate(config: &Value) -> Diagnostics {
     );
     let valid: Vec<&str> = placement::POOL_CLOUDS.iter().map(|c| c.as_str()).collect();
     if let Some(list) = get(config, "clouds").and_then(Value::as_elements) {
-        for (i, e) in list.iter().enumerate() {
-            validate::one_of(
-                &mut d,
-                Some(e),
-                AttributePath::attr("clouds").then_index(i as i64),
-                &valid,
-            );
+        for (i, c) in list.iter().enumerate() {
+            if let Some(c) = c.as_str()
+                && !valid.contains(&c)
+            {
+                let why = if c.parse::<Cloud>().is_ok() {
+                    "has no managed Kubernetes node pools to place a pool in"
+                } else {
+                    "is not a cloud"
+                };
+                d.attr_error(
+                    AttributePath::attr("clouds").then_index(i as i64),
+                    "Invalid clouds",
+                    format!("`clouds[{i}]` is {c:?}, which {why}; valid values are: \"aws\", \"azure\", \"gcp\"."),
+                );
+            }
         }
     }
     if let Some(prefer) = get(config, "prefer") {
