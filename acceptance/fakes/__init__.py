@@ -318,32 +318,55 @@ def request_id() -> str:
 
 
 def tls_context(directory: Path) -> tuple[ssl.SSLContext, Path]:
-    """A server `SSLContext` with a fresh self-signed certificate for 127.0.0.1 and
-    localhost, and the path of that certificate (PEM) for clients to trust."""
+    """A server `SSLContext` for 127.0.0.1 and localhost: a fresh certificate authority
+    and a server certificate it signs (clients such as rustls refuse a CA certificate
+    used as a server's own), and the path of the CA certificate (PEM) for clients to
+    trust."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = _dt.datetime.now(_dt.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+
+    def name(cn: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(name("fake-cloud test CA"))
+          .issuer_name(name("fake-cloud test CA")).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number())
+          .not_valid_before(now - _dt.timedelta(minutes=5))
+          .not_valid_after(now + _dt.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False,
+                                       key_encipherment=False, data_encipherment=False,
+                                       key_agreement=False, key_cert_sign=True, crl_sign=True,
+                                       encipher_only=False, decipher_only=False),
+                         critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(name("127.0.0.1"))
+            .issuer_name(ca.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
             .not_valid_before(now - _dt.timedelta(minutes=5))
             .not_valid_after(now + _dt.timedelta(days=1))
             .add_extension(x509.SubjectAlternativeName([
                 x509.DNSName("localhost"),
                 x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = directory / "fake-cert.pem", directory / "fake-key.pem"
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    ca_path, cert_path, key_path = (directory / "fake-ca.pem", directory / "fake-cert.pem",
+                                    directory / "fake-key.pem")
+    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                            serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)
-    return context, cert_path
+    return context, ca_path

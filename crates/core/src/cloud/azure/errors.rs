@@ -1,0 +1,110 @@
+//! ARM and AKS error bodies to typed [`CloudError`]s. ARM wraps errors as
+//! `{"error": {"code", "message"}}`; the AKS resource provider has been seen to answer a
+//! flat `{"code", "message"}` too: both are read.
+
+use serde_json::Value;
+
+use crate::cloud::CloudError;
+
+/// The (code, message) of an ARM error body, whichever shape it has.
+pub fn code_and_message(body: &Value) -> (Option<String>, Option<String>) {
+    let inner = body.get("error").filter(|e| e.is_object()).unwrap_or(body);
+    let text = |k: &str| inner.get(k).and_then(Value::as_str).map(str::to_string);
+    (text("code"), text("message"))
+}
+
+/// The typed error of an ARM answer with HTTP `status` and `body`, for `what` (the call).
+pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
+    let (code, message) = code_and_message(body);
+    let code = code.unwrap_or_default();
+    let text = match (code.is_empty(), message.as_deref().map(str::trim)) {
+        (false, Some(m)) if !m.is_empty() => format!("{what}: {code}: {m}"),
+        (false, _) => format!("{what}: {code}"),
+        (true, Some(m)) if !m.is_empty() => format!("{what}: HTTP {status}: {m}"),
+        _ => format!("{what}: HTTP {status}"),
+    };
+    match code.as_str() {
+        "ResourceNotFound" | "NotFound" | "ResourceGroupNotFound" | "ParentResourceNotFound" => {
+            return CloudError::NotFound(text);
+        }
+        "OperationNotAllowed" | "Conflict" | "PreconditionFailed" | "EtagMismatch" => {
+            return CloudError::Conflict(text);
+        }
+        "QuotaExceeded" | "OperationNotAllowedQuota" | "InsufficientVCPUQuota" => {
+            return CloudError::Quota(text);
+        }
+        "AllocationFailed"
+        | "ZonalAllocationFailed"
+        | "OverconstrainedAllocationRequest"
+        | "OverconstrainedZonalAllocationRequest"
+        | "SkuNotAvailable" => return CloudError::InsufficientCapacity(text),
+        "AuthorizationFailed"
+        | "InvalidAuthenticationToken"
+        | "InvalidAuthenticationTokenTenant"
+        | "ExpiredAuthenticationToken"
+        | "AuthenticationFailed" => return CloudError::Unauthorized(text),
+        _ => {}
+    }
+    match status {
+        404 => CloudError::NotFound(text),
+        409 | 412 => CloudError::Conflict(text),
+        429 => CloudError::Throttled(text),
+        401 | 403 => CloudError::Unauthorized(text),
+        400 | 405 | 415 | 422 => CloudError::Invalid(text),
+        500..=599 => CloudError::Transient(text),
+        _ => CloudError::Other(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn both_shapes_and_the_codes_map() {
+        let wrapped = json!({"error": {"code": "OperationNotAllowed", "message": "busy"}});
+        let flat = json!({"code": "OperationNotAllowed", "message": "busy", "subcode": ""});
+        for body in [wrapped, flat] {
+            let e = from_arm("PUT agentPools/gs1", 409, &body);
+            assert_eq!(
+                e,
+                CloudError::Conflict("PUT agentPools/gs1: OperationNotAllowed: busy".into())
+            );
+        }
+        let nf = from_arm("GET", 404, &json!({"error": {"code": "ResourceNotFound"}}));
+        assert!(matches!(nf, CloudError::NotFound(_)));
+        assert!(matches!(
+            from_arm(
+                "PUT",
+                400,
+                &json!({"error": {"code": "QuotaExceeded", "message": "x"}})
+            ),
+            CloudError::Quota(_)
+        ));
+        assert!(matches!(
+            from_arm(
+                "PUT",
+                400,
+                &json!({"code": "InvalidParameter", "message": "x"})
+            ),
+            CloudError::Invalid(_)
+        ));
+        assert!(matches!(
+            from_arm("GET", 429, &Value::Null),
+            CloudError::Throttled(_)
+        ));
+        assert!(matches!(
+            from_arm("GET", 503, &Value::Null),
+            CloudError::Transient(_)
+        ));
+        assert!(matches!(
+            from_arm(
+                "GET",
+                401,
+                &json!({"error": {"code": "InvalidAuthenticationToken"}})
+            ),
+            CloudError::Unauthorized(_)
+        ));
+    }
+}
