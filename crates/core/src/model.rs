@@ -217,6 +217,11 @@ pub struct GcpClass {
     /// `gpuDriverInstallationConfig.gpuDriverVersion`: `DEFAULT`, `LATEST` or
     /// `INSTALLATION_DISABLED`.
     pub driver_version: String,
+    /// GKE accelerator type of the machine's GPUs, e.g. `nvidia-l4` (`pool::layout` fills
+    /// it from the pool's GPU); `None` for a machine without GPUs.
+    pub accelerator_type: Option<String>,
+    /// GPUs per node (`acceleratorCount`).
+    pub accelerator_count: u32,
 }
 
 impl NodeClass {

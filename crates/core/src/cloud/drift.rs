@@ -205,6 +205,7 @@ mod tests {
                     locations: vec!["us-central1-a".into()],
                     image_type: image.into(),
                     driver_version: driver.into(),
+                    ..Default::default()
                 }),
                 &["g2-standard-8"],
             )

@@ -2,7 +2,7 @@
 //! ([`GroupSpec`] with a per-cloud [`NodeClass`]), each cloud's rules as data
 //! ([`traits`]), the one in-place-or-roll decision ([`drift`]), the one wait loop
 //! ([`poll`]), typed errors, an in-memory [`fake`] serving EKS, AKS and GKE rules, and the
-//! EKS adapter `aws` and the AKS adapter `azure`.
+//! EKS adapter `aws`, the AKS adapter `azure` and the GKE adapter `gcp`.
 //!
 //! The trait is Karpenter-sized on purpose: create, get, update to a whole desired state,
 //! list, delete, wait. Mapping a pool onto groups is `pool::layout`'s job.
@@ -21,6 +21,8 @@ pub mod types;
 pub mod aws;
 #[cfg(feature = "azure")]
 pub mod azure;
+#[cfg(feature = "gcp")]
+pub mod gcp;
 
 use std::time::Duration;
 

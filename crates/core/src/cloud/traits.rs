@@ -22,7 +22,8 @@ pub struct CloudTraits {
     /// Most machine types one group may hold (AKS and GKE: one).
     pub machine_types_per_group: usize,
     /// Only one group operation may run in a cluster at a time (AKS answers 409
-    /// `OperationNotAllowed` otherwise), so creates and deletes are serialized.
+    /// `OperationNotAllowed` otherwise, GKE 400 `FAILED_PRECONDITION` "Cluster is running
+    /// incompatible operation"), so creates and deletes are serialized.
     pub serial_operations: bool,
     /// Autoscaling bounds count per zone (GKE), not per group.
     pub scaling_per_zone: bool,
@@ -84,7 +85,7 @@ pub static GKE: CloudTraits = CloudTraits {
     name_rule: "1-40 lowercase letters, digits and '-', starting with a letter, not ending with '-'",
     max_name_len: 40,
     machine_types_per_group: 1,
-    serial_operations: false,
+    serial_operations: true,
     scaling_per_zone: true,
     stop_on_reclaim: false,
     ownership_tag: "gpu-tf-pool",

@@ -143,6 +143,18 @@ impl fmt::Display for GpuModel {
     }
 }
 
+/// The GKE accelerator type (`acceleratorType`, the `cloud.google.com/gke-accelerator`
+/// label) of `model` on machine type `machine`: its `nvidia-` alias, the `-mega-` one on
+/// A3 Mega machines (`a3-megagpu-8g`: `nvidia-h100-mega-80gb`); `None` when GKE has none.
+pub fn gke_accelerator(model: &GpuModel, machine: &str) -> Option<&'static str> {
+    let mega = machine.to_ascii_lowercase().starts_with("a3-mega");
+    model
+        .aliases
+        .iter()
+        .copied()
+        .find(|a| a.starts_with("nvidia-") && a.contains("-mega-") == mega)
+}
+
 /// Every model in the registry, in a fixed order (NVIDIA by generation, then AMD).
 pub fn all() -> &'static [GpuModel] {
     registry::MODELS

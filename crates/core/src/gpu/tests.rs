@@ -163,3 +163,20 @@ fn registry_is_sane() {
     assert_eq!(lookup("L4").unwrap().architecture.as_str(), "Ada Lovelace");
     assert!(lookup("h100").unwrap().is_named("nvidia-h100-80gb"));
 }
+
+#[test]
+fn gke_accelerator_types_are_googles_names() {
+    // From Google's "GPU machine types" page (cloud.google.com/compute/docs/gpus).
+    let gke = |m: &str, machine: &str| gke_accelerator(lookup(m).unwrap(), machine);
+    assert_eq!(gke("H100", "a3-highgpu-8g"), Some("nvidia-h100-80gb"));
+    assert_eq!(gke("H100", "a3-megagpu-8g"), Some("nvidia-h100-mega-80gb"));
+    assert_eq!(gke("A100-80GB", "a2-ultragpu-1g"), Some("nvidia-a100-80gb"));
+    assert_eq!(gke("A100-40GB", "a2-highgpu-1g"), Some("nvidia-tesla-a100"));
+    assert_eq!(gke("L4", "g2-standard-8"), Some("nvidia-l4"));
+    assert_eq!(gke("T4", "n1-standard-8"), Some("nvidia-tesla-t4"));
+    assert_eq!(
+        gke("A10G", "g5.xlarge"),
+        None,
+        "an AWS-only GPU has no GKE type"
+    );
+}

@@ -326,6 +326,14 @@ fn group(
             ami_type: spec.driver.eks_ami_type().into(),
             ..c.clone()
         }),
+        NodeClass::Gcp(c) => NodeClass::Gcp(crate::model::GcpClass {
+            accelerator_type: machine_types
+                .first()
+                .and_then(|m| crate::gpu::gke_accelerator(spec.gpu, m))
+                .map(str::to_string),
+            accelerator_count: spec.gpu_count,
+            ..c.clone()
+        }),
         other => other.clone(),
     };
     GroupSpec {

@@ -621,6 +621,15 @@ fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
         s.cloud = cloud;
         let groups = layout::groups(&s, &t, &class, &BTreeMap::new());
         let rules = traits::of(cloud).unwrap();
+        // On GKE the layout names the accelerator (GKE needs it for the driver config).
+        let want_class = match &class {
+            NodeClass::Gcp(c) => NodeClass::Gcp(GcpClass {
+                accelerator_type: Some("nvidia-l4".into()),
+                accelerator_count: s.gpu_count,
+                ..c.clone()
+            }),
+            other => other.clone(),
+        };
         assert_eq!(groups.len(), 2);
         for g in &groups {
             assert!(
@@ -636,7 +645,7 @@ fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
                 "not a legal tag name there"
             );
             assert_eq!(g.labels["gpu.tf/cloud"], cloud.to_string());
-            assert_eq!(g.class, class);
+            assert_eq!(g.class, want_class);
         }
         assert_eq!(
             groups[0].machine_types[0], "g6.40xlarge",

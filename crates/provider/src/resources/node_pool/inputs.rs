@@ -199,6 +199,8 @@ pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
             locations: Vec::new(),
             image_type: "COS_CONTAINERD".into(),
             driver_version: "DEFAULT".into(),
+            // The GPU's accelerator type and count are the layout's, from the pool's GPU.
+            ..Default::default()
         }),
         _ => {
             let aws = aws_settings(v);
