@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use gpu_core::model::{AwsClass, AzureClass, GcpClass, NodeClass};
+use gpu_core::model::{AwsClass, NodeClass};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
 use gpu_core::pool::{NodePoolConfig, TaintConfig, reconcile::Timeouts};
@@ -184,24 +184,11 @@ pub fn aws_settings(v: &Value) -> AwsSettings {
 
 /// The node class of pool `v` on `cloud`: on AWS its `aws` block (node role; subnets, or
 /// the cluster's when unset; the AMI type is the layout's, from `driver`); on Azure and
-/// GCP, whose pool blocks come with their adapters, the defaults those will start from
-/// (Ubuntu with the AKS-installed driver; COS with GKE's default driver).
+/// GCP their `azure` and `gcp` blocks, with the defaults of [`super::cloud_blocks`].
 pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
     match cloud {
-        Cloud::Azure => NodeClass::Azure(AzureClass {
-            subnet: None,
-            zones: Vec::new(),
-            os_sku: "Ubuntu".into(),
-            gpu_driver: "Install".into(),
-        }),
-        Cloud::Gcp => NodeClass::Gcp(GcpClass {
-            service_account: None,
-            locations: Vec::new(),
-            image_type: "COS_CONTAINERD".into(),
-            driver_version: "DEFAULT".into(),
-            // The GPU's accelerator type and count are the layout's, from the pool's GPU.
-            ..Default::default()
-        }),
+        Cloud::Azure => NodeClass::Azure(super::cloud_blocks::azure_class(v)),
+        Cloud::Gcp => NodeClass::Gcp(super::cloud_blocks::gcp_class(v)),
         _ => {
             let aws = aws_settings(v);
             NodeClass::Aws(AwsClass {

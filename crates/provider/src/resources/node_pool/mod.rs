@@ -2,6 +2,7 @@
 //! cost of every change in the plan and state read from the cloud.
 
 pub mod apply;
+pub mod cloud_blocks;
 pub mod desired;
 pub mod groups;
 pub mod import;
@@ -30,8 +31,12 @@ pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
     let mut d = Diagnostics::new();
     inputs::timeouts(config, &mut d);
     let cloud = inputs::opt_text(config, "cloud");
-    if cloud.as_deref().and_then(gpu_core::pool::spelling::cloud) == Some(Cloud::Aws) {
-        inputs::check_aws(config, &mut d);
+    let region = inputs::opt_text(config, "region");
+    match cloud.as_deref().and_then(gpu_core::pool::spelling::cloud) {
+        Some(Cloud::Aws) => inputs::check_aws(config, &mut d),
+        Some(Cloud::Azure) => cloud_blocks::check_azure(config, &mut d),
+        Some(Cloud::Gcp) => cloud_blocks::check_gcp(config, region.as_deref(), &mut d),
+        _ => {}
     }
     let known = inputs::COST_INPUTS
         .iter()

@@ -9,6 +9,7 @@ use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
+use super::cloud_blocks;
 use super::desired::{self, Desired, Settings};
 use super::groups;
 use super::inputs::{self, strings, text};
@@ -61,8 +62,11 @@ pub fn plan(
     // The stand-ins only passed validation; messages name what is known.
     spec.cluster = text(proposed, "cluster");
     spec.name = inputs::opt_text(proposed, "name").unwrap_or_else(|| UNKNOWN_NAME.into());
-    if spec.cloud == Cloud::Aws {
-        inputs::check_aws(proposed, &mut diags);
+    match spec.cloud {
+        Cloud::Aws => inputs::check_aws(proposed, &mut diags),
+        Cloud::Azure => cloud_blocks::check_azure(proposed, &mut diags),
+        Cloud::Gcp => cloud_blocks::check_gcp(proposed, Some(&spec.region), &mut diags),
+        _ => {}
     }
     let kept = kept_types(prior, proposed, &req.config);
     let mut want = desired::with_types(spec, kept, catalog, settings, proposed);

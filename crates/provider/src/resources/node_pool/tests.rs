@@ -435,6 +435,38 @@ fn azure_is_refused_with_its_price() {
 }
 
 #[test]
+fn cloud_blocks_are_checked_on_their_own_cloud_only() {
+    let aks = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/train";
+    let bad_azure = Value::object([("os_sku", Value::string("Windows2022"))]);
+    let bad_gcp = Value::object([("image_type", Value::string("WINDOWS_LTSC_CONTAINERD"))]);
+    let azure = with(
+        with(
+            with(
+                with(config(), "cloud", Value::string("azure")),
+                "region",
+                Value::string("eastus"),
+            ),
+            "cluster",
+            Value::string(aks),
+        ),
+        "azure",
+        bad_azure.clone(),
+    );
+    let azure = with(azure, "gcp", bad_gcp.clone());
+    let errs = errors(&plan_of(&azure, &Value::Null).diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "azure.os_sku" && d.contains("`AzureLinux`")),
+        "{errs:?}"
+    );
+    assert!(!errs.iter().any(|(p, _)| p.starts_with("gcp")), "{errs:?}");
+    // On aws, neither block is read: the plan is clean.
+    let aws = with(with(config(), "azure", bad_azure), "gcp", bad_gcp);
+    let errs = errors(&plan_of(&aws, &Value::Null).diagnostics);
+    assert!(errs.is_empty(), "{errs:?}");
+}
+
+#[test]
 fn budget_over_the_ceiling_fails_on_max_nodes() {
     let s = Settings {
         max_monthly_usd: Some(50_000.0),

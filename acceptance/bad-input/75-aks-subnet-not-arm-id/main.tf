@@ -1,0 +1,38 @@
+# Bad input: an AWS-style subnet id on an AKS pool.
+# Expected: validate fails naming `azure.subnet_id`.
+
+terraform {
+  required_providers {
+    gpu = { source = "gpu-tf/gpu" }
+  }
+}
+
+variable "endpoint" {
+  description = "The counting proxy in front of the AWS emulator (written by the test)."
+  type        = string
+}
+
+provider "gpu" {
+  aws {
+    endpoints = {
+      ec2     = var.endpoint
+      eks     = var.endpoint
+      pricing = var.endpoint
+    }
+  }
+}
+
+resource "gpu_node_pool" "pool" {
+  cloud     = "azure"
+  region    = "eastus"
+  cluster   = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/train"
+  name      = "pool"
+  gpu       = "H100"
+  gpu_count = 8
+  min_nodes = 1
+  max_nodes = 2
+
+  azure {
+    subnet_id = "subnet-0123456789abcdef0" # <- error
+  }
+}
