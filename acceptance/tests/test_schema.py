@@ -47,7 +47,11 @@ def test_provider_block(schema):
         assert_optional(attr(azure, name), "string")
 
     gcp = schema["provider"]["block"]["block_types"]["gcp"]["block"]
-    assert set(gcp["attributes"]) == {"project", "endpoint"}
+    assert set(gcp["attributes"]) == {"project", "endpoint", "access_token"}
+    assert_optional(attr(gcp, "access_token"), "string")
+    # The token is marked sensitive, so Terraform never shows it in plans or output.
+    assert attr(gcp, "access_token").get("sensitive") is True
+    assert not attr(gcp, "project").get("sensitive")
     for name in ("project", "endpoint"):
         assert_optional(attr(gcp, name), "string")
 

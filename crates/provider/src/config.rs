@@ -38,9 +38,10 @@ pub fn schema() -> Schema {
         ))
         .block(NestedBlock::single(
             "gcp",
-            Block::new("Settings for Google Cloud. Credentials come from Application Default Credentials.")
+            Block::new("Settings for Google Cloud (checked now; GKE node pools, which will use them, come in the next release). Credentials come from `access_token` when set, else the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, else Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS` key file, gcloud user credentials, the metadata server).")
                 .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project to manage resources in. Not used yet: GKE node pools come in the next release."))
-                .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints.")),
+                .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints."))
+                .attribute(Attribute::optional("access_token", Type::String).sensitive().describe("An OAuth 2.0 access token to call Google Cloud with, as is (it is not refreshed); default the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, then Application Default Credentials. Sensitive: never shown in plans, logs or errors. Not used yet: GKE node pools come in the next release.")),
         ))
         .attribute(
             Attribute::optional("default_labels", Type::map(Type::String))
@@ -104,15 +105,29 @@ pub fn validate(config: &Value) -> Diagnostics {
             );
         }
     }
-    if let Some(sub) = config
-        .get_attr("azure")
-        .and_then(|a| validate::known_str(a.get_attr("subscription_id")))
-        && !is_guid(sub)
+    for attr in ["subscription_id", "tenant_id"] {
+        if let Some(id) = config
+            .get_attr("azure")
+            .and_then(|a| validate::known_str(a.get_attr(attr)))
+            && !is_guid(id)
+        {
+            d.attr_error(
+                AttributePath::attr("azure").then_attr(attr),
+                format!("Invalid azure.{attr}"),
+                format!("`azure.{attr}` must be a GUID such as \"00000000-0000-0000-0000-000000000000\"."),
+            );
+        }
+    }
+    // The token itself is never quoted: only that it is empty.
+    if let Some(token) = config
+        .get_attr("gcp")
+        .and_then(|g| validate::known_str(g.get_attr("access_token")))
+        && token.trim().is_empty()
     {
         d.attr_error(
-            AttributePath::attr("azure").then_attr("subscription_id"),
-            "Invalid azure.subscription_id",
-            "`azure.subscription_id` must be a GUID such as \"00000000-0000-0000-0000-000000000000\".",
+            AttributePath::attr("gcp").then_attr("access_token"),
+            "Empty gcp.access_token",
+            "`gcp.access_token` is empty; give an OAuth access token, or leave it unset to use `GOOGLE_OAUTH_ACCESS_TOKEN` or Application Default Credentials.",
         );
     }
     validate::labels(
@@ -211,6 +226,20 @@ pub struct GcpConfig {
     pub project: Option<String>,
     /// API endpoint override.
     pub endpoint: Option<String>,
+    /// An OAuth access token to use as is.
+    pub access_token: Option<Secret>,
+}
+
+/// A secret setting: printed as `***`. (Read by the GKE connection, which comes with the
+/// GKE node pools; nothing reads it yet.)
+#[derive(Clone, Default, Deserialize, PartialEq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 /// The `budget` attribute.
@@ -238,6 +267,63 @@ mod tests {
             m.insert(k.to_string(), v);
         }
         Value::Object(m)
+    }
+
+    #[test]
+    fn access_token_decodes_and_never_prints() {
+        let token = "ya29.a0-secret-token-value";
+        let c = config(vec![(
+            "gcp",
+            Value::object([
+                ("project", Value::Null),
+                ("endpoint", Value::Null),
+                ("access_token", Value::string(token)),
+            ]),
+        )]);
+        assert!(validate(&c).is_empty());
+        let parsed: ProviderConfig = tfplugin::value::from_value(&c).unwrap();
+        let gcp = parsed.gcp.as_ref().unwrap();
+        assert_eq!(gcp.access_token, Some(Secret(token.into())));
+        let shown = format!("{parsed:?}");
+        assert!(
+            !shown.contains("secret-token") && shown.contains("***"),
+            "{shown}"
+        );
+        // An empty one is refused, naming the attribute and not echoing a value.
+        let empty = config(vec![(
+            "gcp",
+            Value::object([
+                ("project", Value::Null),
+                ("endpoint", Value::Null),
+                ("access_token", Value::string(" ")),
+            ]),
+        )]);
+        let d = validate(&empty);
+        assert_eq!(
+            d.0.iter()
+                .map(|x| x.attribute.as_ref().unwrap().to_string())
+                .collect::<Vec<_>>(),
+            ["gcp.access_token"]
+        );
+    }
+
+    #[test]
+    fn tenant_id_is_a_guid() {
+        let c = config(vec![(
+            "azure",
+            Value::object([
+                ("subscription_id", Value::Null),
+                ("tenant_id", Value::string("contoso.onmicrosoft.com")),
+                ("endpoint", Value::Null),
+            ]),
+        )]);
+        let d = validate(&c);
+        assert_eq!(d.0.len(), 1);
+        assert_eq!(
+            d.0[0].attribute.as_ref().unwrap().to_string(),
+            "azure.tenant_id"
+        );
+        assert!(d.0[0].detail.contains("GUID"), "{}", d.0[0].detail);
     }
 
     #[test]
