@@ -31,7 +31,7 @@ pub fn schema() -> Schema {
         ))
         .block(NestedBlock::single(
             "azure",
-            Block::new("Settings for Azure. Credentials come from the standard Azure chain (environment, workload identity, managed identity, Azure CLI).")
+            Block::new("Settings for Azure (checked now; AKS node pools, which will use them, come in the next release). Credentials come from the standard Azure chain (environment, workload identity, managed identity, Azure CLI).")
                 .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription to manage resources in (a GUID). Checked, but not used yet: AKS node pools come in the next release."))
                 .attribute(Attribute::optional("tenant_id", Type::String).describe("Microsoft Entra tenant to authenticate against (a GUID). Defaults to the credential's tenant."))
                 .attribute(Attribute::optional("endpoint", Type::String).describe("Azure Resource Manager endpoint override, for emulators and sovereign clouds. Defaults to `https://management.azure.com`.")),

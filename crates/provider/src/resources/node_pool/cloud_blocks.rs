@@ -38,7 +38,7 @@ const GKE_DRIVERS: [(&str, &str); 3] = [
 pub fn azure_block() -> NestedBlock {
     NestedBlock::single(
         "azure",
-        Block::new("Settings used when `cloud = \"azure\"` (ignored on other clouds). Values are read in any letter case.")
+        Block::new("Settings used when `cloud = \"azure\"` (ignored on other clouds). Values are read in any letter case. Checked now; used when AKS node pools come in the next release (until then `cloud = \"azure\"` is refused at plan).")
             .attribute(Attribute::optional("subnet_id", Type::String).describe("ARM id of the subnet for the nodes (`/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>`); default the cluster's. Changing it rolls the agent pools."))
             .attribute(Attribute::optional("zones", Type::set(Type::String)).describe("Availability zones of the nodes, from `1`, `2`, `3`; default none (regional). Changing it rolls the agent pools."))
             .attribute(Attribute::optional("os_sku", Type::String).describe(format!("Node OS (`osSKU`): one of {}; default `Ubuntu`. Changing it rolls the agent pools.", quoted(&AKS_OS_SKUS))))
@@ -50,7 +50,7 @@ pub fn azure_block() -> NestedBlock {
 pub fn gcp_block() -> NestedBlock {
     NestedBlock::single(
         "gcp",
-        Block::new("Settings used when `cloud = \"gcp\"` (ignored on other clouds). Values are read in any letter case.")
+        Block::new("Settings used when `cloud = \"gcp\"` (ignored on other clouds). Values are read in any letter case. Checked now; used when GKE node pools come in the next release (until then `cloud = \"gcp\"` is refused at plan).")
             .attribute(Attribute::optional("service_account", Type::String).describe("E-mail of the service account the nodes run as; default the project's Compute Engine default service account. Changing it rolls the node pools."))
             .attribute(Attribute::optional("node_locations", Type::set(Type::String)).describe("Zones of the nodes, all in the pool's `region` (e.g. `us-central1-a`); default the cluster's. Changing it rolls the node pools."))
             .attribute(Attribute::optional("image_type", Type::String).describe(format!("Node image: one of {}; default `COS_CONTAINERD`. Changing it rolls the node pools.", quoted(&GKE_IMAGE_TYPES))))
