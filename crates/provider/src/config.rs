@@ -1,6 +1,8 @@
 //! The `provider "gpu"` block: its schema, its checks, and the settings resources use.
 
 use crate::validate;
+use gpu_core::cloud::gcp::auth::AccessToken;
+use gpu_core::cloud::is_guid;
 use gpu_core::freshness::MaxPriceAge;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -165,14 +167,6 @@ pub fn is_aws_region(s: &str) -> bool {
             .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()))
 }
 
-fn is_guid(s: &str) -> bool {
-    let groups: Vec<&str> = s.split('-').collect();
-    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
-        && groups
-            .iter()
-            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
 /// The provider settings after `ConfigureProvider`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 pub struct ProviderConfig {
@@ -226,20 +220,9 @@ pub struct GcpConfig {
     pub project: Option<String>,
     /// API endpoint override.
     pub endpoint: Option<String>,
-    /// An OAuth access token to use as is.
-    pub access_token: Option<Secret>,
-}
-
-/// A secret setting: printed as `***`. (Read by the GKE connection, which comes with the
-/// GKE node pools; nothing reads it yet.)
-#[derive(Clone, Default, Deserialize, PartialEq)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
-    }
+    /// An OAuth access token to use as is (printed as `***`; read by the GKE connection,
+    /// which comes with the GKE node pools).
+    pub access_token: Option<AccessToken>,
 }
 
 /// The `budget` attribute.
@@ -283,7 +266,7 @@ mod tests {
         assert!(validate(&c).is_empty());
         let parsed: ProviderConfig = tfplugin::value::from_value(&c).unwrap();
         let gcp = parsed.gcp.as_ref().unwrap();
-        assert_eq!(gcp.access_token, Some(Secret(token.into())));
+        assert_eq!(gcp.access_token.as_ref().unwrap().expose(), token);
         let shown = format!("{parsed:?}");
         assert!(
             !shown.contains("secret-token") && shown.contains("***"),

@@ -182,13 +182,7 @@ fn parse_gke(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
             "{id:?} has an empty part; it looks like \"{GKE_SHAPE}\""
         )));
     }
-    // A zone is its region plus `-<letter>`: `us-central1-a` is in `us-central1`.
-    let in_region = region.is_empty()
-        || *location == region
-        || location
-            .strip_prefix(region)
-            .and_then(|rest| rest.strip_prefix('-'))
-            .is_some_and(|z| z.len() == 1 && z.chars().all(|c| c.is_ascii_lowercase()));
+    let in_region = region.is_empty() || *location == region || is_zone_of(location, region);
     if !in_region {
         return Err(BadClusterRef(format!(
             "{id:?} is in location {location:?}, which is not region {region:?} or one of its zones; set `region` to the cluster's region"
@@ -201,7 +195,16 @@ fn parse_gke(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
     })
 }
 
-fn is_guid(s: &str) -> bool {
+/// Whether `zone` is a Google Cloud zone of `region`: the region plus `-<letter>`
+/// (`us-central1-a` is in `us-central1`), both as Google spells them (lower case).
+pub fn is_zone_of(zone: &str, region: &str) -> bool {
+    zone.strip_prefix(region)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|z| z.len() == 1 && z.chars().all(|c| c.is_ascii_lowercase()))
+}
+
+/// Whether `s` is a GUID (8-4-4-4-12 hex digits), as Azure subscription and tenant ids are.
+pub fn is_guid(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();
     groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
         && groups

@@ -26,7 +26,7 @@ pub mod gcp;
 
 use std::time::Duration;
 
-pub use cluster::{BadClusterRef, ClusterRef};
+pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
 pub use error::CloudError;
 pub use traits::CloudTraits;
 pub use types::{

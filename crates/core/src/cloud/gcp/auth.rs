@@ -34,6 +34,13 @@ impl AccessToken {
     }
 }
 
+/// Read from a string setting through [`AccessToken::new`].
+impl<'de> serde::Deserialize<'de> for AccessToken {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(AccessToken::new)
+    }
+}
+
 impl fmt::Debug for AccessToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("***")

@@ -3,7 +3,9 @@
 //! cloud's settings) and the node class they make. Values are read in any letter case and
 //! always compared in the cloud's own spelling, so `ubuntu` and `Ubuntu` are one value.
 
+use gpu_core::cloud::{is_guid, is_zone_of};
 use gpu_core::model::{AzureClass, GcpClass};
+use gpu_core::offer::Cloud;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostics, Type, Value};
 
@@ -139,8 +141,19 @@ pub fn gcp_class(v: &Value) -> GcpClass {
     }
 }
 
+/// Checks the block of the pool's own `cloud` (`aws`, `azure` or `gcp`; the others are
+/// ignored) in `config`, at validate (`region` unknown: `None`) and again at plan.
+pub fn check_own(config: &Value, cloud: Cloud, region: Option<&str>, d: &mut Diagnostics) {
+    match cloud {
+        Cloud::Aws => super::inputs::check_aws(config, d),
+        Cloud::Azure => check_azure(config, d),
+        Cloud::Gcp => check_gcp(config, region, d),
+        _ => {}
+    }
+}
+
 /// Checks the `azure` block of an azure pool (unknown values pass).
-pub fn check_azure(config: &Value, d: &mut Diagnostics) {
+fn check_azure(config: &Value, d: &mut Diagnostics) {
     let Some(b) = block(config, "azure") else {
         return;
     };
@@ -190,7 +203,7 @@ pub fn check_azure(config: &Value, d: &mut Diagnostics) {
 
 /// Checks the `gcp` block of a gcp pool priced in `region` (unknown values pass; zones
 /// are checked against the region once it is known).
-pub fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
+fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
     let Some(b) = block(config, "gcp") else {
         return;
     };
@@ -212,16 +225,15 @@ pub fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
                 "`gcp.node_locations` is empty; list at least one zone, or leave it unset to use the cluster's zones.",
             );
         }
-        let outside = zones
-            .iter()
-            .filter(|z| region.is_some_and(|r| !is_zone_of(z, r)));
-        for z in outside {
-            let region = region.unwrap_or_default();
-            d.attr_error(
-                at("node_locations"),
-                "Zone outside the pool's region",
-                format!("`gcp.node_locations` has {z:?}; every zone must be in the pool's region {region:?}, such as \"{region}-a\"."),
-            );
+        // While the region is unknown (validate), the zones wait for plan.
+        if let Some(region) = region {
+            for z in zones.iter().filter(|z| !is_zone_in(z, region)) {
+                d.attr_error(
+                    at("node_locations"),
+                    "Zone outside the pool's region",
+                    format!("`gcp.node_locations` has {z:?}; every zone must be in the pool's region {region:?}, such as \"{region}-a\"."),
+                );
+            }
         }
     }
     if let Some(s) = opt_text(b, "image_type")
@@ -268,16 +280,6 @@ fn is_subnet_arm_id(s: &str) -> bool {
         && [4, 8, 10].iter().all(|i| !parts[*i].is_empty())
 }
 
-/// A GUID: 8-4-4-4-12 hex digits.
-fn is_guid(s: &str) -> bool {
-    let groups: Vec<&str> = s.split('-').collect();
-    groups.len() == 5
-        && groups
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
 /// `local@domain.tld`, no spaces.
 fn is_email(s: &str) -> bool {
     let s = s.trim();
@@ -294,12 +296,12 @@ fn is_email(s: &str) -> bool {
     }
 }
 
-/// A zone of `region`: `<region>-<letter>` (in any letter case).
-fn is_zone_of(zone: &str, region: &str) -> bool {
-    let zone = zone.trim().to_ascii_lowercase();
-    zone.strip_prefix(&region.trim().to_ascii_lowercase())
-        .and_then(|rest| rest.strip_prefix('-'))
-        .is_some_and(|l| l.len() == 1 && l.chars().all(|c| c.is_ascii_lowercase()))
+/// A zone of `region` ([`is_zone_of`]), both read in any letter case.
+fn is_zone_in(zone: &str, region: &str) -> bool {
+    is_zone_of(
+        &zone.trim().to_ascii_lowercase(),
+        &region.trim().to_ascii_lowercase(),
+    )
 }
 
 #[cfg(test)]
@@ -481,9 +483,9 @@ mod tests {
         assert!(is_email("gpu@p.iam.gserviceaccount.com"));
         assert!(!is_email("gpu@localhost"));
         assert!(!is_email("a b@c.d"));
-        assert!(is_zone_of("US-CENTRAL1-F", "us-central1"));
-        assert!(!is_zone_of("us-central1", "us-central1"));
-        assert!(!is_zone_of("us-central10-a", "us-central1"));
+        assert!(is_zone_in("US-CENTRAL1-F", "us-central1"));
+        assert!(!is_zone_in("us-central1", "us-central1"));
+        assert!(!is_zone_in("us-central10-a", "us-central1"));
         assert!(is_guid("00000000-0000-0000-0000-00000000abcd"));
         assert!(!is_guid("0000-0000"));
     }

@@ -19,7 +19,6 @@ pub use desired::Settings;
 pub use schema::schema;
 
 use gpu_core::catalog::Catalog;
-use gpu_core::offer::Cloud;
 use tfplugin::{Diagnostics, Value};
 
 /// The resource's type name.
@@ -31,12 +30,9 @@ pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
     let mut d = Diagnostics::new();
     inputs::timeouts(config, &mut d);
     let cloud = inputs::opt_text(config, "cloud");
-    let region = inputs::opt_text(config, "region");
-    match cloud.as_deref().and_then(gpu_core::pool::spelling::cloud) {
-        Some(Cloud::Aws) => inputs::check_aws(config, &mut d),
-        Some(Cloud::Azure) => cloud_blocks::check_azure(config, &mut d),
-        Some(Cloud::Gcp) => cloud_blocks::check_gcp(config, region.as_deref(), &mut d),
-        _ => {}
+    if let Some(cloud) = cloud.as_deref().and_then(gpu_core::pool::spelling::cloud) {
+        let region = inputs::opt_text(config, "region");
+        cloud_blocks::check_own(config, cloud, region.as_deref(), &mut d);
     }
     let known = inputs::COST_INPUTS
         .iter()

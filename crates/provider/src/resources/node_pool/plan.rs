@@ -62,12 +62,7 @@ pub fn plan(
     // The stand-ins only passed validation; messages name what is known.
     spec.cluster = text(proposed, "cluster");
     spec.name = inputs::opt_text(proposed, "name").unwrap_or_else(|| UNKNOWN_NAME.into());
-    match spec.cloud {
-        Cloud::Aws => inputs::check_aws(proposed, &mut diags),
-        Cloud::Azure => cloud_blocks::check_azure(proposed, &mut diags),
-        Cloud::Gcp => cloud_blocks::check_gcp(proposed, Some(&spec.region), &mut diags),
-        _ => {}
-    }
+    cloud_blocks::check_own(proposed, spec.cloud, Some(&spec.region), &mut diags);
     let kept = kept_types(prior, proposed, &req.config);
     let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
     // Only a change of identity (cloud, region, cluster, name) replaces the pool; all else
