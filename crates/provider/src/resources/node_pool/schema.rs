@@ -46,49 +46,11 @@ pub fn node_group_type() -> Type {
 
 /// The resource's documentation: summary line first, then the EKS mapping, the cost
 /// preview and import.
-const DESCRIPTION: &str = r#"A GPU node pool in a managed Kubernetes cluster (EKS today; AKS and GKE are planned), with its cost shown in every plan.
-
-Every node carries the labels `gpu.tf/cloud`, `gpu.tf/model`, `gpu.tf/capacity-type` (`on-demand` or `spot`) and `gpu.tf/pool`, and the taint `nvidia.com/gpu=present:NoSchedule`, the same on every cloud: a workload moves cloud by changing one `nodeSelector` value. Reads always go to the cloud, so changes made outside Terraform show in the next plan.
-
-Every node also says what it costs, for cost tools whose own price feed may lag: `gpu.tf/price-usd-per-hour` (the price per node-hour the plan used for it), `gpu.tf/priced-as` (`spot`, or `on-demand`, also for spot nodes the catalog has no spot price for), `gpu.tf/price-source` (the price's source as a label value) and `gpu.tf/price-as-of` (its date, or `undated`). They are the prices of the last change, as the cost attributes are: a price move alone changes neither. See the cost labels guide.
-
-### How a pool maps onto EKS
-
-A pool is one or two EKS managed node groups in the existing cluster `cluster`:
-
-| node group | capacity type | size |
-|---|---|---|
-| `<name>-od` | `ON_DEMAND` | exactly `capacity.on_demand_min` nodes (min = max = desired); omitted when 0 |
-| `<name>-spot` | `SPOT` | min `min_nodes - on_demand_min` (at least 0), max `max_nodes - on_demand_min`, over all `instance_types`; omitted when its max is 0 |
-
-A group rolled to a new generation (below) is named `<name>-od-<gen>` or `<name>-spot-<gen>`, where `<gen>` is 4 lower-case letters or digits derived from what the group cannot change in place.
-
-Without a `capacity` block the pool is one `<name>-od` group with `min_nodes`..`max_nodes` on-demand nodes. The AMI type comes from `driver` (`AL2023_x86_64_NVIDIA` by default). Node group tags are the provider's `default_labels`, then `tags`, then `gpu.tf/pool = <name>`. `desired_nodes` is left to the cluster autoscaler unless you set it.
-
-### Changes without losing GPUs
-
-Scaling, labels, taints and tags change in place. What an EKS node group cannot change in place (its instance types, and so `gpu`, `gpu_count` and `instance_types`; the AMI type, `driver`; `aws.node_role_arn`; `aws.subnet_ids`) is still an update of the pool, never a replacement: the plan names each group that rolls and why, and the apply creates the new generation of the group, waits until it is `ACTIVE` (starting with as many nodes as the group it replaces), and only then deletes the old one. Both generations run, and are billed, during the roll. If the apply fails midway, the state lists exactly the groups that exist and the next apply finishes the roll. Only a change of `cloud`, `region`, `cluster` or `name` replaces the pool; with `lifecycle { create_before_destroy = true }` the new pool is then created before the old one is destroyed.
-
-A spelling that means the same thing is not a change: `cloud`, `gpu` and `region` in other letter case or another alias (`AWS`, `h100`, `NVIDIA H100`, `US-EAST-1`), and pinned `instance_types` in another order or case, plan no change and keep the spelling in the state.
-
-### Cost preview
-
-The plan computes, from the price catalog embedded in the provider (no cloud call):
-`hourly_usd` = on-demand nodes at `min_nodes` × the cheapest on-demand price among the instance types + spot nodes at `min_nodes` × the cheapest spot price (over types and zones); `hourly_usd_max` the same at `max_nodes`; `monthly_usd` and `monthly_usd_max` at 730 hours a month; `monthly_delta_usd` against the prior state (all of it for a new pool). Where the catalog has no spot price, spot nodes are priced at on-demand, `spot_priced_at_on_demand` is true and the figures are an upper bound. Every changed pool also gets a warning diagnostic with the same preview (`+$X/month, 1 on-demand + up to 3 spot p5.48xlarge in us-east-1 ...`), so the person approving the plan sees the money; `terraform plan -destroy` (Terraform 1.3 and later) warns what destroying the pool saves (`-$X/month: destroys the pool`). A plan with no change keeps the figures of the last change (no perpetual diff). The provider's `budget.max_monthly_usd` fails the plan of any pool whose `monthly_usd_max` is above it.
-
-### Failures
-
-If creating the second node group fails, the first stays recorded in state and the error names the node groups that exist; Terraform marks a pool whose create failed as tainted, so the next apply replaces it. A failed update or delete records exactly the groups that still exist.
-
-Throttling, server errors (5xx), reset connections and timeouts are retried: up to 8 attempts per call (`max_retries` in the provider's `aws` block changes that), 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Creates and updates carry idempotency tokens, so a call repeated after a lost answer does not act twice. Errors that retrying cannot fix (invalid request, quota, capacity, permissions) fail at once and say so.
-
-Ctrl-C (Terraform's `StopProvider`) ends the waits at once: the apply fails with "cancelled", the state records the groups that exist (still being created, perhaps), and the next `terraform apply` finishes the job. If the provider is killed outright, the groups it created carry `gpu.tf/pool = <name>`, so the next apply adopts them instead of creating them twice.
-
-A node group is the pool's when the state records it or it carries the tag `gpu.tf/pool = <name>`. If the cluster already has a `<name>-od` or `<name>-spot` group that is neither (someone else's), apply stops before any change with an error on `name`; such a group is never read into the state or deleted. Import the pool to adopt existing groups: the import id is `aws/<region>/<cluster>/<name>`, and import adopts every group of the cluster named `<name>-od` or `<name>-spot`, with or without a generation suffix."#;
+const DESCRIPTION: &str = include_str!("description.md");
 
 /// The schema of `gpu_node_pool`.
 pub fn schema() -> Schema {
-    let block = Block::new(DESCRIPTION    )
+    let block = Block::new(DESCRIPTION.trim_end())
     .attribute(Attribute::computed("id", Type::String).describe("`<cloud>/<region>/<cluster>/<name>`, e.g. `aws/us-east-1/train-east/train`; the import id."))
     .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the cluster: `aws`. (`azure` and `gcp` are planned and rejected with an error for now.) Changing it replaces the pool."))
     .attribute(Attribute::required("region", Type::String).describe("Region of the cluster, e.g. `us-east-1`. Changing it replaces the pool."))
