@@ -203,6 +203,9 @@ pub struct AzureClass {
     pub os_sku: String,
     /// `gpuProfile.driver`: `Install` (AKS installs the NVIDIA driver) or `None`.
     pub gpu_driver: String,
+    /// A spot pool's `scaleSetEvictionPolicy` is `Deallocate` (an evicted VM is stopped
+    /// with its disks, the pool's `reclaim = "stop"`) rather than `Delete`.
+    pub deallocate_evicted: bool,
 }
 
 /// What a GKE node pool has that others do not.

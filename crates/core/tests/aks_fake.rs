@@ -193,6 +193,7 @@ fn spec(name: &str, capacity: CapacityType, min: u32, max: u32) -> GroupSpec {
             zones: vec![],
             os_sku: "Ubuntu".into(),
             gpu_driver: "Install".into(),
+            deallocate_evicted: false,
         }),
     }
 }
@@ -405,5 +406,37 @@ async fn another_clouds_cluster_is_refused_before_any_call() {
     assert!(matches!(
         aks.get_group(&eks, "gs1").await,
         Err(CloudError::Invalid(_))
+    ));
+}
+
+#[tokio::test]
+async fn the_cluster_region_is_its_location_and_reclaimed_spot_vms_can_be_deallocated() {
+    let aks = aks();
+    let c = seed("where").await;
+    assert_eq!(
+        aks.cluster_region(&c).await.unwrap().as_deref(),
+        Some("eastus")
+    );
+    let mut keep = spec("gs1", CapacityType::Spot, 0, 2);
+    if let NodeClass::Azure(class) = &mut keep.class {
+        class.deallocate_evicted = true;
+    }
+    aks.create_group(&c, &keep, "t").await.unwrap();
+    let ready = aks
+        .wait_until(&c, "gs1", WaitTarget::Active, WAIT)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ready.spec.class, keep.class);
+    let p = stored("where", "gs1").await.unwrap()["properties"].clone();
+    assert_eq!(p["scaleSetEvictionPolicy"], "Deallocate");
+    let gone = ClusterRef::Aks {
+        subscription: SUB.into(),
+        resource_group: "rg".into(),
+        name: "nowhere".into(),
+    };
+    assert!(matches!(
+        aks.cluster_region(&gone).await,
+        Err(CloudError::NotFound(_))
     ));
 }

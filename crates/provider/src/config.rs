@@ -33,15 +33,15 @@ pub fn schema() -> Schema {
         ))
         .block(NestedBlock::single(
             "azure",
-            Block::new("Settings for Azure (checked now; AKS node pools, which will use them, come in the next release). Credentials come from the standard Azure chain (environment, workload identity, managed identity, Azure CLI).")
-                .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription to manage resources in (a GUID). Checked, but not used yet: AKS node pools come in the next release."))
+            Block::new("Settings for Azure, used by node pools on AKS. Credentials come from the standard Azure chain (environment client secret, workload identity, managed identity, Azure CLI); `AZURE_AUTHORITY_HOST` is honoured. See the Azure credentials guide.")
+                .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription the pools' clusters are in (a GUID). When set, a pool whose `cluster` is in another subscription fails at plan."))
                 .attribute(Attribute::optional("tenant_id", Type::String).describe("Microsoft Entra tenant to authenticate against (a GUID). Defaults to the credential's tenant."))
-                .attribute(Attribute::optional("endpoint", Type::String).describe("Azure Resource Manager endpoint override, for emulators and sovereign clouds. Defaults to `https://management.azure.com`.")),
+                .attribute(Attribute::optional("endpoint", Type::String).describe("Azure Resource Manager endpoint override, for emulators and private endpoints. Defaults to `https://management.azure.com`. (Sovereign clouds are not supported yet: tokens are requested for the public cloud's Resource Manager.)")),
         ))
         .block(NestedBlock::single(
             "gcp",
-            Block::new("Settings for Google Cloud (checked now; GKE node pools, which will use them, come in the next release). Credentials come from `access_token` when set, else the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, else Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS` key file, gcloud user credentials, the metadata server).")
-                .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project to manage resources in. Not used yet: GKE node pools come in the next release."))
+            Block::new("Settings for Google Cloud, used by node pools on GKE. Credentials come from `access_token` when set, else the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, else Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS` key file, gcloud user credentials, the metadata server).")
+                .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project the pools' clusters are in. When set, a pool whose `cluster` is in another project fails at plan."))
                 .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints."))
                 .attribute(Attribute::optional("access_token", Type::String).sensitive().describe("An OAuth 2.0 access token to call Google Cloud with, as is (it is not refreshed); default the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, then Application Default Credentials. Sensitive: never shown in plans, logs or errors. Not used yet: GKE node pools come in the next release.")),
         ))

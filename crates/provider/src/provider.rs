@@ -66,6 +66,8 @@ impl GpuProvider {
             cancel: self.operation_cancel(),
             aws_configs: self.aws_configs.clone(),
             max_price_age,
+            azure: c.azure.unwrap_or_default(),
+            gcp: c.gcp.unwrap_or_default(),
         }
     }
 }

@@ -15,7 +15,7 @@ pub type FixedField = (&'static str, Option<String>);
 /// regard to letter case, which none of these carry meaning in):
 /// - every cloud: capacity type and the set of machine types;
 /// - EKS: AMI type, node role, subnets;
-/// - AKS: OS SKU, GPU driver, subnet, zones;
+/// - AKS: OS SKU, GPU driver, subnet, zones, spot eviction policy;
 /// - GKE: GPU driver version, service account (image type and locations change in place).
 pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
     let mut out = vec![
@@ -43,9 +43,26 @@ pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
             out.push(("gpu driver", Some(c.gpu_driver.clone())));
             out.push(("subnet", c.subnet.clone()));
             out.push(("zones", Some(join(c.zones.iter().cloned()))));
+            out.push((
+                "spot eviction",
+                Some(
+                    if c.deallocate_evicted {
+                        "Deallocate"
+                    } else {
+                        "Delete"
+                    }
+                    .into(),
+                ),
+            ));
         }
         NodeClass::Gcp(c) => {
             out.push(("gpu driver", Some(c.driver_version.clone())));
+            // The adapter changes neither in place: a new image or new zones is a new pool.
+            out.push(("image", Some(c.image_type.clone())));
+            out.push((
+                "node locations",
+                (!c.locations.is_empty()).then(|| join(c.locations.iter().cloned())),
+            ));
             out.push((
                 "service account",
                 Some(
@@ -181,7 +198,7 @@ mod tests {
     }
 
     #[test]
-    fn aks_rolls_on_driver_and_zones_gke_on_driver_not_image() {
+    fn aks_rolls_on_driver_and_zones_gke_on_driver_image_and_set_zones() {
         let az = |driver: &str, zones: &[&str]| {
             group(
                 NodeClass::Azure(AzureClass {
@@ -189,6 +206,7 @@ mod tests {
                     zones: zones.iter().map(|z| z.to_string()).collect(),
                     os_sku: "Ubuntu".into(),
                     gpu_driver: driver.into(),
+                    deallocate_evicted: false,
                 }),
                 &["Standard_NC24ads_A100_v4"],
             )
@@ -210,13 +228,19 @@ mod tests {
                 &["g2-standard-8"],
             )
         };
-        assert!(
+        assert_eq!(
             roll_reasons(
                 &gc("COS_CONTAINERD", "DEFAULT"),
                 &gc("UBUNTU_CONTAINERD", "DEFAULT")
-            )
-            .is_empty()
+            ),
+            vec!["image COS_CONTAINERD → UBUNTU_CONTAINERD".to_string()]
         );
+        // Unset node locations mean the cluster's: whatever is live, nothing rolls.
+        let mut cluster_zones = gc("COS_CONTAINERD", "DEFAULT");
+        if let NodeClass::Gcp(c) = &mut cluster_zones.class {
+            c.locations.clear();
+        }
+        assert!(roll_reasons(&gc("COS_CONTAINERD", "DEFAULT"), &cluster_zones).is_empty());
         assert_eq!(
             roll_reasons(
                 &gc("COS_CONTAINERD", "DEFAULT"),

@@ -76,6 +76,13 @@ pub trait NodeGroups: Send + Sync {
         want: &GroupSpec,
     ) -> Result<bool, CloudError>;
 
+    /// The region `cluster` runs in as the cloud reports it, for an import whose id does
+    /// not say it (AKS: the managed cluster's `location`); `Ok(None)` where the cluster's
+    /// id already names it (the default).
+    async fn cluster_region(&self, _cluster: &ClusterRef) -> Result<Option<String>, CloudError> {
+        Ok(None)
+    }
+
     /// The names of every group in `cluster` (for import, which must find a pool's
     /// groups); [`CloudError::NotFound`] when the cluster does not exist.
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError>;

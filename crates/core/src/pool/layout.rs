@@ -334,7 +334,11 @@ fn group(
             accelerator_count: spec.gpu_count,
             ..c.clone()
         }),
-        other => other.clone(),
+        NodeClass::Azure(c) => NodeClass::Azure(crate::model::AzureClass {
+            deallocate_evicted: capacity == CapacityType::Spot
+                && spec.reclaim == crate::pool::Reclaim::Stop,
+            ..c.clone()
+        }),
     };
     GroupSpec {
         name: base_name(spec.cloud, &spec.name, capacity),

@@ -663,3 +663,58 @@ fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
         );
     }
 }
+
+#[test]
+fn reclaim_stop_deallocates_evicted_vms_of_the_aks_spot_pool_only() {
+    use crate::model::AzureClass;
+    let mut s = sized(0, 4, 1, true);
+    s.cloud = Cloud::Azure;
+    s.reclaim = Reclaim::Stop;
+    let t = super::instance_types(&s, &catalog(), 3, &Freshness::any());
+    let class = NodeClass::Azure(AzureClass {
+        os_sku: "Ubuntu".into(),
+        gpu_driver: "Install".into(),
+        ..Default::default()
+    });
+    let evicts = |s: &NodePoolSpec| -> Vec<(CapacityType, bool)> {
+        layout::groups(s, &t, &class, &BTreeMap::new())
+            .iter()
+            .map(|g| match &g.class {
+                NodeClass::Azure(c) => (g.capacity, c.deallocate_evicted),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        evicts(&s),
+        [(CapacityType::OnDemand, false), (CapacityType::Spot, true)]
+    );
+    s.reclaim = Reclaim::Delete;
+    assert_eq!(
+        evicts(&s),
+        [(CapacityType::OnDemand, false), (CapacityType::Spot, false)]
+    );
+}
+
+#[test]
+fn aks_and_gke_pool_names_must_be_label_values() {
+    let mut c = config();
+    c.cloud = "gcp".into();
+    c.region = "us-central1".into();
+    c.cluster = "projects/p/locations/us-central1/clusters/c".into();
+    c.gpu = "L4".into();
+    c.gpu_count = 1;
+    c.instance_types = Vec::new();
+    let name_problems = |c: &NodePoolConfig| match c.validate(&catalog()) {
+        Ok(_) => 0,
+        Err(e) => e.0.iter().filter(|f| f.attribute == "name").count(),
+    };
+    for good in ["train", "Train_Big-2", &"x".repeat(63)] {
+        c.name = good.into();
+        assert_eq!(name_problems(&c), 0, "{good}");
+    }
+    for bad in ["my pool!", "trailing-", &"x".repeat(64)] {
+        c.name = bad.into();
+        assert_problem(&c, "name", &["1–63 letters", "gpu.tf/pool"]);
+    }
+}

@@ -345,8 +345,15 @@ fn check_names(p: &mut Problems, cloud: Cloud, region: &str, cluster: &str, name
         } else if let Err(e) = crate::cloud::ClusterRef::parse(cloud, region, cluster) {
             p.push("cluster", e.0);
         }
-        if name.is_empty() {
-            p.push("name", "must not be empty");
+        // Every node carries `gpu.tf/pool = <name>`: it must be a Kubernetes label value.
+        if name.is_empty() || name.len() > 63 || !shape(name) || name.ends_with(['-', '_']) {
+            p.push(
+                "name",
+                format!(
+                    "{name:?} cannot name a pool on {cloud}: 1–63 letters, digits, `-` or `_`, starting and \
+                     ending with a letter or digit (nodes carry the label `gpu.tf/pool = <name>`)"
+                ),
+            );
         }
     }
 }

@@ -2,7 +2,8 @@
 //! [`super::API_VERSION`]) and back.
 //!
 //! - capacity: `scaleSetPriority` `Regular` or `Spot` (`scaleSetEvictionPolicy` `Delete`,
-//!   `spotMaxPrice` -1: up to the on-demand price);
+//!   or `Deallocate` for a pool that keeps reclaimed VMs; `spotMaxPrice` -1: up to the
+//!   on-demand price);
 //! - scaling: a fixed group (min = max) is `count` without autoscaling; otherwise
 //!   `enableAutoScaling` with `minCount`/`maxCount` and `count` the desired nodes;
 //! - `vmSize` is the one machine type; `mode` `User`, `osType` `Linux`;
@@ -50,7 +51,12 @@ pub fn to_arm(spec: &GroupSpec, live: Option<Scaling>) -> Result<Value, CloudErr
     }
     if spec.capacity == CapacityType::Spot {
         p.insert("scaleSetPriority".into(), json!("Spot"));
-        p.insert("scaleSetEvictionPolicy".into(), json!("Delete"));
+        let policy = if class.deallocate_evicted {
+            "Deallocate"
+        } else {
+            "Delete"
+        };
+        p.insert("scaleSetEvictionPolicy".into(), json!(policy));
         p.insert("spotMaxPrice".into(), json!(-1));
     } else {
         p.insert("scaleSetPriority".into(), json!("Regular"));
@@ -146,6 +152,8 @@ pub fn from_arm(body: &Value) -> Result<NodeGroup, CloudError> {
                 .and_then(Value::as_str)
                 .unwrap_or("Install")
                 .to_string(),
+            deallocate_evicted: capacity == CapacityType::Spot
+                && text("scaleSetEvictionPolicy").as_deref() == Some("Deallocate"),
         }),
     };
     AKS.strip_system(&mut spec);
@@ -208,8 +216,33 @@ mod tests {
                 zones: vec!["1".into()],
                 os_sku: "Ubuntu".into(),
                 gpu_driver: "Install".into(),
+                deallocate_evicted: false,
             }),
         }
+    }
+
+    #[test]
+    fn a_spot_pool_that_keeps_reclaimed_vms_deallocates_them_and_reads_back() {
+        let mut s = spec(CapacityType::Spot, 0, 3);
+        if let NodeClass::Azure(c) = &mut s.class {
+            c.deallocate_evicted = true;
+        }
+        let mut body = to_arm(&s, None).unwrap();
+        assert_eq!(body["properties"]["scaleSetEvictionPolicy"], "Deallocate");
+        body["name"] = json!(s.name);
+        body["properties"]["provisioningState"] = json!("Succeeded");
+        let back = from_arm(&body).unwrap();
+        assert_eq!(back.spec.class, s.class);
+        // A Regular pool has no eviction policy, whatever the class says.
+        let mut od = spec(CapacityType::OnDemand, 1, 1);
+        if let NodeClass::Azure(c) = &mut od.class {
+            c.deallocate_evicted = true;
+        }
+        assert!(
+            to_arm(&od, None).unwrap()["properties"]
+                .get("scaleSetEvictionPolicy")
+                .is_none()
+        );
     }
 
     #[test]

@@ -65,15 +65,24 @@ pub struct Aks {
     retry: RetryPolicy,
     cancel: Cancel,
     /// The operation each pool (by its ARM path) is waiting on, from the last create,
-    /// update or delete: what `wait_until` polls first.
-    pending: Arc<Mutex<HashMap<String, String>>>,
+    /// update or delete, with the poll interval ARM asked for (`Retry-After`): what
+    /// `wait_until` polls first.
+    pending: Arc<Mutex<HashMap<String, Operation>>>,
 }
 
 /// A successful ARM answer.
 struct Answer {
     status: u16,
-    operation: Option<String>,
+    operation: Option<Operation>,
     body: Value,
+}
+
+/// A long-running ARM operation: its `Azure-AsyncOperation` URL and the `Retry-After` the
+/// answer that started it gave (the interval ARM asks clients to poll at).
+#[derive(Debug, Clone)]
+struct Operation {
+    url: String,
+    poll_after: Option<Duration>,
 }
 
 /// One failed attempt: its error and whether to try again.
@@ -200,7 +209,10 @@ impl Aks {
                     .map(str::to_string)
             };
             let wish = header("Retry-After").and_then(|v| retry_after(&v));
-            let operation = header("Azure-AsyncOperation");
+            let operation = header("Azure-AsyncOperation").map(|url| Operation {
+                url,
+                poll_after: wish,
+            });
             let bytes = resp.bytes().await.map_err(|e| Attempt {
                 error: CloudError::Transient(format!("{what}: {}", transport(e))),
                 verdict: Verdict::Retry(None),
@@ -236,7 +248,7 @@ impl Aks {
     }
 
     /// Remembers the operation a mutation of pool `path` started.
-    fn track(&self, path: &str, operation: Option<String>) {
+    fn track(&self, path: &str, operation: Option<Operation>) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         match operation {
             Some(op) => pending.insert(path.to_string(), op),
@@ -254,15 +266,20 @@ impl Aks {
             .cloned();
         let Some(op) = op else { return Ok(()) };
         let what = format!("the Azure operation on {path}");
+        // ARM's `Retry-After` is the interval to poll at; without one, the backoff.
+        let backoff = op.poll_after.map_or(self.backoff, |d| {
+            let d = d.min(self.backoff.max).max(Duration::from_millis(50));
+            Backoff { initial: d, max: d }
+        });
         let done = poll::until(
             &TokioClock::default(),
-            self.backoff,
+            backoff,
             timeout,
             &self.cancel,
             &what,
             || async {
                 let a = self
-                    .call(Method::GET, &op, None, &[], "GET operation status")
+                    .call(Method::GET, &op.url, None, &[], "GET operation status")
                     .await?;
                 match a.body.get("status").and_then(Value::as_str).unwrap_or("") {
                     "Succeeded" => Ok(Some(Ok(()))),
@@ -398,6 +415,23 @@ impl NodeGroups for Aks {
             .await?;
         self.track(&path, a.operation);
         Ok(true)
+    }
+
+    async fn cluster_region(&self, cluster: &ClusterRef) -> Result<Option<String>, CloudError> {
+        Self::pool_path(cluster, None)?;
+        let a = self
+            .call(
+                Method::GET,
+                &self.url(&cluster.id()),
+                None,
+                &[],
+                "read the managed cluster",
+            )
+            .await?;
+        Ok(a.body
+            .get("location")
+            .and_then(Value::as_str)
+            .map(str::to_string))
     }
 
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {

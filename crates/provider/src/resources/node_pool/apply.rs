@@ -5,46 +5,19 @@
 use std::collections::BTreeSet;
 
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::aws::{Eks, EksOptions};
 use gpu_core::cloud::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use gpu_core::model::CapacityType;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::{layout, reconcile};
-use gpu_core::retry::RetryPolicy;
 use tfplugin::provider::ApplyResourceChangeResponse;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
+use super::connect::connect;
 use super::desired::{self, Settings};
 use super::groups;
 use super::inputs::{self, text};
 use super::live_state::state_from_live;
 use super::plan::set;
-
-/// Connects to EKS in `region` with the provider's AWS settings and the usual chain
-/// (loaded once per region and profile for the life of the process).
-pub async fn connect(settings: &Settings, region: &str) -> Eks {
-    Eks::connect_cached(
-        &settings.aws_configs,
-        &EksOptions {
-            region: Some(region.to_string()),
-            endpoint_url: settings.eks_endpoint.clone(),
-            profile: settings.aws_profile.clone(),
-            cancel: settings.cancel.clone(),
-            retry: settings.aws_max_retries.map(|n| RetryPolicy {
-                max_attempts: n + 1,
-                ..RetryPolicy::default()
-            }),
-            ..Default::default()
-        },
-    )
-    .await
-}
-
-/// The AWS region of pool `v` as AWS spells it (`US-EAST-1` → `us-east-1`): the SDK signs
-/// requests for the region it is given, so a re-spelled one must not reach it.
-pub(super) fn region_of(v: &Value) -> String {
-    gpu_core::pool::spelling::region(Some(Cloud::Aws), &text(v, "region"))
-}
 
 /// Creates, updates or destroys the pool so the cloud matches `planned`.
 pub async fn apply(
@@ -53,12 +26,11 @@ pub async fn apply(
     settings: &Settings,
     catalog: &Catalog,
 ) -> ApplyResourceChangeResponse {
-    let api = connect(
-        settings,
-        &region_of(if planned.is_null() { prior } else { planned }),
-    )
-    .await;
-    apply_with(&api, prior, planned, settings, catalog).await
+    let api = match connect(settings, if planned.is_null() { prior } else { planned }).await {
+        Ok(api) => api,
+        Err(d) => return failed(prior.clone(), d),
+    };
+    apply_with(api.as_ref(), prior, planned, settings, catalog).await
 }
 
 /// [`apply`] against any [`NodeGroups`] (the tests use the in-memory fake).
@@ -78,20 +50,6 @@ pub async fn apply_with(
         Ok(s) => s,
         Err(d) => return failed(prior.clone(), d),
     };
-    if spec.cloud != Cloud::Aws {
-        return failed(
-            prior.clone(),
-            Diagnostic::error(
-                "Node pools on this cloud are not supported yet",
-                format!(
-                    "`cloud = \"{}\"`: only aws node pools can be created today.",
-                    spec.cloud
-                ),
-            )
-            .at(AttributePath::attr("cloud"))
-            .into(),
-        );
-    }
     let mut want = desired::with_types(spec, None, catalog, settings, planned);
     // The same naming as the plan's (same prior, same planned pool): kept groups keep
     // their names, rolled ones get their new generation's.
@@ -100,8 +58,8 @@ pub async fn apply_with(
         Ok(c) => c,
         Err(d) => return failed(prior.clone(), d),
     };
-    let aws = inputs::aws_settings(planned);
-    if aws.node_role_arn.is_none() {
+    let cloud = want.spec.cloud;
+    if cloud == Cloud::Aws && inputs::aws_settings(planned).node_role_arn.is_none() {
         return failed(
             prior.clone(),
             Diagnostic::error(
@@ -113,13 +71,14 @@ pub async fn apply_with(
         );
     };
     let wanted: Vec<String> = want.groups.iter().map(|g| g.name.clone()).collect();
-    let names = all_names(prior, Cloud::Aws, &want.spec.name, &wanted);
+    let names = all_names(prior, cloud, &want.spec.name, &wanted);
     let live = match reconcile::read(api, &cluster, &names).await {
         Ok(l) => l,
         Err(e) => {
             return failed(
                 prior.clone(),
                 cloud_error(
+                    api,
                     &format!("reading the node groups of `{}`", want.spec.name),
                     Some(&e),
                 ),
@@ -183,13 +142,17 @@ async fn destroy(
         Ok(c) => c,
         Err(d) => return failed(prior.clone(), d),
     };
-    let live = match reconcile::read(api, &cluster, &all_names(prior, Cloud::Aws, &name, &[])).await
-    {
+    let cloud = super::connect::cloud_of(prior);
+    let live = match reconcile::read(api, &cluster, &all_names(prior, cloud, &name, &[])).await {
         Ok(l) => l,
         Err(e) => {
             return failed(
                 prior.clone(),
-                cloud_error(&format!("reading the node groups of `{name}`"), Some(&e)),
+                cloud_error(
+                    api,
+                    &format!("reading the node groups of `{name}`"),
+                    Some(&e),
+                ),
             );
         }
     };
@@ -233,9 +196,8 @@ pub(super) fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[Strin
 /// The cluster of pool `v` as its cloud names it; refused (as validation would) when its
 /// cloud, region and `cluster` do not name one.
 pub(super) fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
-    let cloud = gpu_core::pool::spelling::cloud(&text(v, "cloud")).unwrap_or(Cloud::Aws);
-    let region = gpu_core::pool::spelling::region(Some(cloud), &text(v, "region"));
-    ClusterRef::parse(cloud, &region, &text(v, "cluster")).map_err(|e| {
+    let cloud = super::connect::cloud_of(v);
+    ClusterRef::parse(cloud, &super::connect::region_of(v), &text(v, "cluster")).map_err(|e| {
         Diagnostic::error("Invalid cluster", format!("`cluster`: {e}"))
             .at(AttributePath::attr("cluster"))
             .into()
@@ -271,12 +233,20 @@ fn foreign_group(
     pool: &str,
     g: &NodeGroup,
 ) -> Diagnostics {
-    let marker = api.traits().ownership_tag;
+    let t = api.traits();
+    let (marker, service, noun) = (t.ownership_tag, t.service, t.noun);
+    let id = super::import::import_id(cluster, pool);
+    let mut title = format!(
+        "{noun} `{}` already exists and is not this pool's",
+        g.name()
+    );
+    title[..1].make_ascii_uppercase();
     Diagnostic::error(
-        format!("Node group `{}` already exists and is not this pool's", g.name()),
+        title,
         format!(
-            "EKS cluster `{cluster}` already has a node group `{}` that this pool did not create (it is not in the state and has no `{marker} = {pool}` tag). Nothing was changed. Import it into this resource (`terraform import <address> aws/<region>/{cluster}/{pool}`) if it belongs to the pool, or give the pool another `name`.",
-            g.name()
+            "{service} cluster `{cluster}` already has a {noun} `{}` that this pool did not create (it is not in the state and has no `{marker} = {}` tag). Nothing was changed. Import it into this resource (`terraform import <address> {id}`) if it belongs to the pool, or give the pool another `name`.",
+            g.name(),
+            t.marker_value(pool)
         ),
     )
     .at(AttributePath::attr("name"))
@@ -348,13 +318,14 @@ fn failed(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse
     }
 }
 
-/// An error diagnostic for a failed cloud call.
-pub(super) fn cloud_error(what: &str, e: Option<&CloudError>) -> Diagnostics {
+/// An error diagnostic for a failed call to `api`'s cloud (titled `EKS call failed`,
+/// `AKS call failed` or `GKE call failed`).
+pub(super) fn cloud_error(api: &dyn NodeGroups, what: &str, e: Option<&CloudError>) -> Diagnostics {
     let detail = match e {
         Some(e) => format!("{what}: {e}"),
         None => what.to_string(),
     };
-    Diagnostic::error("EKS call failed", detail).into()
+    Diagnostic::error(format!("{} call failed", api.traits().service), detail).into()
 }
 
 /// Nanoseconds since the epoch in base 36: a fresh idempotency seed per apply.

@@ -4,7 +4,7 @@
 //! always compared in the cloud's own spelling, so `ubuntu` and `Ubuntu` are one value.
 
 use gpu_core::cloud::{is_guid, is_zone_of};
-use gpu_core::model::{AzureClass, GcpClass};
+use gpu_core::model::{AzureClass, GcpClass, NodeClass};
 use gpu_core::offer::Cloud;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostics, Type, Value};
@@ -40,7 +40,7 @@ const GKE_DRIVERS: [(&str, &str); 3] = [
 pub fn azure_block() -> NestedBlock {
     NestedBlock::single(
         "azure",
-        Block::new("Settings used when `cloud = \"azure\"` (ignored on other clouds). Values are read in any letter case. Checked now; used when AKS node pools come in the next release (until then `cloud = \"azure\"` is refused at plan).")
+        Block::new("Settings used when `cloud = \"azure\"` (ignored on other clouds). Values are read in any letter case.")
             .attribute(Attribute::optional("subnet_id", Type::String).describe("ARM id of the subnet for the nodes (`/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>`); default the cluster's. Changing it rolls the agent pools."))
             .attribute(Attribute::optional("zones", Type::set(Type::String)).describe("Availability zones of the nodes, from `1`, `2`, `3`; default none (regional). Changing it rolls the agent pools."))
             .attribute(Attribute::optional("os_sku", Type::String).describe(format!("Node OS (`osSKU`): one of {}; default `Ubuntu`. Changing it rolls the agent pools.", quoted(&AKS_OS_SKUS))))
@@ -52,7 +52,7 @@ pub fn azure_block() -> NestedBlock {
 pub fn gcp_block() -> NestedBlock {
     NestedBlock::single(
         "gcp",
-        Block::new("Settings used when `cloud = \"gcp\"` (ignored on other clouds). Values are read in any letter case. Checked now; used when GKE node pools come in the next release (until then `cloud = \"gcp\"` is refused at plan).")
+        Block::new("Settings used when `cloud = \"gcp\"` (ignored on other clouds). Values are read in any letter case.")
             .attribute(Attribute::optional("service_account", Type::String).describe("E-mail of the service account the nodes run as; default the project's Compute Engine default service account. Changing it rolls the node pools."))
             .attribute(Attribute::optional("node_locations", Type::set(Type::String)).describe("Zones of the nodes, all in the pool's `region` (e.g. `us-central1-a`); default the cluster's. Changing it rolls the node pools."))
             .attribute(Attribute::optional("image_type", Type::String).describe(format!("Node image: one of {}; default `COS_CONTAINERD`. Changing it rolls the node pools.", quoted(&GKE_IMAGE_TYPES))))
@@ -109,6 +109,8 @@ pub fn azure_class(v: &Value) -> AzureClass {
             .and_then(|s| mapped(&s, &AKS_DRIVERS))
             .unwrap_or("Install")
             .into(),
+        // The layout sets it on the spot pool from `reclaim`.
+        deallocate_evicted: false,
     }
 }
 
@@ -304,6 +306,164 @@ fn is_zone_in(zone: &str, region: &str) -> bool {
     )
 }
 
+/// One attribute of a cloud block, read into its canonical form (the cloud's spelling,
+/// sets sorted), so that two spellings of one value compare equal.
+fn canonical_attr(block: &str, attr: &str, v: &Value) -> Option<Vec<String>> {
+    let one = |s: Option<String>| s.map(|s| vec![s]);
+    let text = v.as_str();
+    match (block, attr) {
+        ("azure", "os_sku") => one(text
+            .and_then(|t| canonical(t, &AKS_OS_SKUS))
+            .map(String::from)),
+        ("azure", "gpu_driver") => {
+            one(text.and_then(|t| mapped(t, &AKS_DRIVERS)).map(String::from))
+        }
+        ("azure", "subnet_id") => one(text.map(|t| t.trim().to_ascii_lowercase())),
+        ("gcp", "image_type") => one(text
+            .and_then(|t| canonical(t, &GKE_IMAGE_TYPES))
+            .map(String::from)),
+        ("gcp", "gpu_driver_version") => {
+            one(text.and_then(|t| mapped(t, &GKE_DRIVERS)).map(String::from))
+        }
+        ("gcp", "service_account") => one(text.map(|t| t.trim().to_ascii_lowercase())),
+        ("azure", "zones") | ("gcp", "node_locations") => {
+            let mut all: Vec<String> = v
+                .as_elements()?
+                .iter()
+                .map(|e| e.as_str().map(|s| s.trim().to_ascii_lowercase()))
+                .collect::<Option<_>>()?;
+            all.sort();
+            all.dedup();
+            Some(all)
+        }
+        _ => None,
+    }
+}
+
+/// `proposed` with each `azure {}` / `gcp {}` attribute whose new spelling means the same
+/// as the prior's (`ubuntu` for `Ubuntu`, zones in another order) set back to the prior's,
+/// so the plan shows no change (rule 1: a spelling is never a change).
+pub fn keep_prior_spelling(prior: &Value, proposed: &mut Value) {
+    for name in ["azure", "gcp"] {
+        let (Some(Value::Object(p)), Some(Value::Object(n))) =
+            (prior.get_attr(name), proposed.get_attr(name))
+        else {
+            continue;
+        };
+        let mut kept = n.clone();
+        for (attr, new) in n {
+            let Some(old) = p.get(attr) else { continue };
+            if old == new || old.is_null() || new.is_null() || !new.is_wholly_known() {
+                continue;
+            }
+            let (a, b) = (
+                canonical_attr(name, attr, old),
+                canonical_attr(name, attr, new),
+            );
+            if a.is_some() && a == b {
+                kept.insert(attr.clone(), old.clone());
+            }
+        }
+        if let Value::Object(m) = proposed {
+            m.insert(name.to_string(), Value::Object(kept));
+        }
+    }
+}
+
+/// The `azure {}` or `gcp {}` block of state `s` after reading `live` (the class of the
+/// pool's first group): each attribute the state sets that no longer describes what is
+/// live takes the live value (drift shows in the next plan); on import (no block yet) the
+/// block holds what differs from the defaults, so a configuration that leaves the
+/// defaults out plans no change.
+pub fn block_from_live(s: &mut Value, live: &NodeClass) {
+    let (name, pairs): (&str, Vec<(&str, Value)>) = match live {
+        NodeClass::Azure(c) => (
+            "azure",
+            vec![
+                ("os_sku", Value::string(&c.os_sku)),
+                (
+                    "gpu_driver",
+                    Value::string(unmapped(&c.gpu_driver, &AKS_DRIVERS)),
+                ),
+                (
+                    "zones",
+                    Value::Set(c.zones.iter().map(Value::string).collect()),
+                ),
+                (
+                    "subnet_id",
+                    c.subnet.as_deref().map_or(Value::Null, Value::string),
+                ),
+            ],
+        ),
+        NodeClass::Gcp(c) => (
+            "gcp",
+            vec![
+                ("image_type", Value::string(&c.image_type)),
+                (
+                    "gpu_driver_version",
+                    Value::string(unmapped(&c.driver_version, &GKE_DRIVERS)),
+                ),
+                (
+                    "node_locations",
+                    Value::Set(c.locations.iter().map(Value::string).collect()),
+                ),
+                (
+                    "service_account",
+                    c.service_account
+                        .as_deref()
+                        .map_or(Value::Null, Value::string),
+                ),
+            ],
+        ),
+        NodeClass::Aws(_) => return,
+    };
+    let prior = s.get_attr(name).filter(|b| !b.is_null()).cloned();
+    let mut block = match &prior {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Default::default(),
+    };
+    for (attr, live_value) in pairs {
+        let old = block.get(attr).cloned().unwrap_or(Value::Null);
+        let live_canon = canonical_attr(name, attr, &live_value);
+        let is_default = match (name, attr) {
+            ("azure", "os_sku") => live_canon == Some(vec!["Ubuntu".into()]),
+            ("azure", "gpu_driver") => live_canon == Some(vec!["Install".into()]),
+            ("gcp", "image_type") => live_canon == Some(vec!["COS_CONTAINERD".into()]),
+            ("gcp", "gpu_driver_version") => live_canon == Some(vec!["DEFAULT".into()]),
+            // Unset means the cluster's: what it is cannot be told from the pool.
+            ("azure", "subnet_id") | ("gcp", "node_locations") | ("gcp", "service_account") => true,
+            _ => live_canon.as_ref().is_none_or(Vec::is_empty),
+        };
+        let new = if old.is_null() {
+            if is_default { Value::Null } else { live_value }
+        } else if canonical_attr(name, attr, &old) == live_canon
+            || (live_value.is_null() && is_default)
+        {
+            old
+        } else {
+            live_value
+        };
+        block.insert(attr.to_string(), new);
+    }
+    let all_null = block.values().all(Value::is_null);
+    let value = if prior.is_none() && all_null {
+        Value::Null
+    } else {
+        Value::Object(block)
+    };
+    if let Value::Object(m) = s {
+        m.insert(name.to_string(), value);
+    }
+}
+
+/// The user's word for the cloud's `value` in `table` (`Install` → `install`).
+fn unmapped(value: &str, table: &[(&'static str, &str)]) -> String {
+    table
+        .iter()
+        .find(|(_, v)| v.eq_ignore_ascii_case(value))
+        .map_or_else(|| value.to_string(), |(k, _)| (*k).to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +490,7 @@ mod tests {
                 zones: vec![],
                 os_sku: "Ubuntu".into(),
                 gpu_driver: "Install".into(),
+                deallocate_evicted: false,
             }
         );
         let v = pool_with(
@@ -488,5 +649,92 @@ mod tests {
         assert!(!is_zone_in("us-central10-a", "us-central1"));
         assert!(is_guid("00000000-0000-0000-0000-00000000abcd"));
         assert!(!is_guid("0000-0000"));
+    }
+
+    #[test]
+    fn another_spelling_of_a_block_value_keeps_the_prior_one() {
+        let prior = pool_with(
+            "azure",
+            Value::object([
+                ("os_sku", Value::string("Ubuntu")),
+                (
+                    "zones",
+                    Value::Set(vec![Value::string("1"), Value::string("2")]),
+                ),
+                ("gpu_driver", Value::string("install")),
+                ("subnet_id", Value::Null),
+            ]),
+        );
+        let mut proposed = pool_with(
+            "azure",
+            Value::object([
+                ("os_sku", Value::string("ubuntu")),
+                (
+                    "zones",
+                    Value::Set(vec![Value::string("2"), Value::string("1")]),
+                ),
+                ("gpu_driver", Value::string("None")),
+                ("subnet_id", Value::Null),
+            ]),
+        );
+        keep_prior_spelling(&prior, &mut proposed);
+        let b = proposed.get_attr("azure").unwrap();
+        assert_eq!(b.get_attr("os_sku").and_then(Value::as_str), Some("Ubuntu"));
+        assert_eq!(
+            b.get_attr("zones"),
+            prior.get_attr("azure").unwrap().get_attr("zones")
+        );
+        // A real change stays a change.
+        assert_eq!(
+            b.get_attr("gpu_driver").and_then(Value::as_str),
+            Some("None")
+        );
+    }
+
+    #[test]
+    fn live_block_keeps_the_users_spelling_shows_drift_and_imports_only_non_defaults() {
+        let live = NodeClass::Gcp(GcpClass {
+            image_type: "UBUNTU_CONTAINERD".into(),
+            driver_version: "DEFAULT".into(),
+            locations: vec!["us-central1-a".into()],
+            ..Default::default()
+        });
+        // Import: no block yet; only what differs from the defaults is written.
+        let mut s = Value::object([("gcp", Value::Null)]);
+        block_from_live(&mut s, &live);
+        let b = s.get_attr("gcp").unwrap();
+        assert_eq!(
+            b.get_attr("image_type").and_then(Value::as_str),
+            Some("UBUNTU_CONTAINERD")
+        );
+        assert!(b.get_attr("gpu_driver_version").unwrap().is_null());
+        assert!(
+            b.get_attr("node_locations").unwrap().is_null(),
+            "the cluster's"
+        );
+        // The user's spelling stays while it means what is live; drift shows.
+        let mut s = pool_with(
+            "gcp",
+            Value::object([
+                ("image_type", Value::string("ubuntu_containerd")),
+                ("gpu_driver_version", Value::string("latest")),
+                ("node_locations", Value::Null),
+                ("service_account", Value::Null),
+            ]),
+        );
+        block_from_live(&mut s, &live);
+        let b = s.get_attr("gcp").unwrap();
+        assert_eq!(
+            b.get_attr("image_type").and_then(Value::as_str),
+            Some("ubuntu_containerd")
+        );
+        assert_eq!(
+            b.get_attr("gpu_driver_version").and_then(Value::as_str),
+            Some("default")
+        );
+        // All defaults on import: no block at all.
+        let mut s = Value::object([("azure", Value::Null)]);
+        block_from_live(&mut s, &NodeClass::Azure(azure_class(&Value::Null)));
+        assert!(s.get_attr("azure").unwrap().is_null());
     }
 }

@@ -32,6 +32,10 @@ pub struct Settings {
     pub aws_configs: gpu_core::cloud::aws::ConfigCache,
     /// `max_price_age`: which catalog prices count when instance types are chosen.
     pub max_price_age: Option<MaxPriceAge>,
+    /// The provider's `azure` block (endpoint, tenant, subscription).
+    pub azure: crate::config::AzureConfig,
+    /// The provider's `gcp` block (endpoint, project, access token).
+    pub gcp: crate::config::GcpConfig,
 }
 
 /// A pool, understood.

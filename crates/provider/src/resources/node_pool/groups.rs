@@ -122,6 +122,9 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
         return Vec::new();
     }
     let class = inputs::node_class(state, cloud);
+    let keeps_reclaimed = inputs::opt_text(state, "reclaim")
+        .and_then(|r| gpu_core::pool::Reclaim::parse(&r))
+        == Some(gpu_core::pool::Reclaim::Stop);
     state
         .get_attr("node_groups")
         .and_then(Value::as_elements)
@@ -140,16 +143,27 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
             let image = g.get_attr("image")?.as_str()?.to_string();
             Some(GroupSpec {
                 name,
-                capacity,
                 machine_types,
                 scaling: Default::default(),
                 labels: Default::default(),
                 taints: Vec::new(),
                 tags: Default::default(),
-                class: with_image(&class, image),
+                class: with_spot_eviction(
+                    with_image(&class, image),
+                    capacity == CapacityType::Spot && keeps_reclaimed,
+                ),
+                capacity,
             })
         })
         .collect()
+}
+
+/// `class` with an AKS spot pool's eviction policy as the layout sets it from `reclaim`.
+fn with_spot_eviction(mut class: NodeClass, deallocate: bool) -> NodeClass {
+    if let NodeClass::Azure(a) = &mut class {
+        a.deallocate_evicted = deallocate;
+    }
+    class
 }
 
 /// `class` with its node image set to `image`.

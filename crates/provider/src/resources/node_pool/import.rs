@@ -1,52 +1,111 @@
-//! `ImportResourceState` for `gpu_node_pool`: the import id `aws/<region>/<cluster>/<name>`
-//! parsed and checked into a minimal state; the read that follows finds the groups.
+//! `ImportResourceState` for `gpu_node_pool`: the import id parsed and checked into a
+//! minimal state; the read that follows finds the groups. One id per cloud, which is also
+//! the pool's `id`:
+//! - `aws/<region>/<cluster>/<name>`;
+//! - `azure/<subscription>/<resource-group>/<cluster>/<name>` (the region is the cluster's
+//!   `location`, read by the read that follows);
+//! - `gcp/<project>/<location>/<cluster>/<name>` (the region is the location's).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpu_core::catalog::Catalog;
+use gpu_core::cloud::{ClusterRef, is_guid};
+use gpu_core::offer::Cloud;
+use gpu_core::pool::spelling;
 use tfplugin::Value;
 
-/// Parses an import id `aws/<region>/<cluster>/<name>` into a minimal state; the region
-/// must be one where `catalog` has AWS GPU offers (a pool elsewhere could not be priced).
+/// The shapes of import ids, for messages.
+const SHAPES: &str = "\"aws/<region>/<cluster>/<name>\", \"azure/<subscription>/<resource-group>/<cluster>/<name>\" or \"gcp/<project>/<location>/<cluster>/<name>\"";
+
+/// The import id (and resource `id`) of pool `pool` in `cluster`.
+pub fn import_id(cluster: &ClusterRef, pool: &str) -> String {
+    match cluster {
+        ClusterRef::Eks { region, name } => format!("aws/{region}/{name}/{pool}"),
+        ClusterRef::Aks {
+            subscription,
+            resource_group,
+            name,
+        } => format!("azure/{subscription}/{resource_group}/{name}/{pool}"),
+        ClusterRef::Gke {
+            project,
+            location,
+            name,
+        } => format!("gcp/{project}/{location}/{name}/{pool}"),
+    }
+}
+
+/// The region of a GKE location: the location itself, or the region of a zone
+/// (`us-central1-a` → `us-central1`).
+pub fn gke_region(location: &str) -> String {
+    match location.rsplit_once('-') {
+        Some((region, zone)) if zone.len() == 1 && region.contains('-') => region.to_string(),
+        _ => location.to_string(),
+    }
+}
+
+/// Parses an import id into a minimal state (`cloud`, `region` when the id says it,
+/// `cluster`, `name`); the region must be one where `catalog` has the cloud's GPU offers
+/// (a pool elsewhere could not be priced). Everything is checked before any cloud call.
 pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Result<Value, String> {
     let parts: Vec<&str> = id.split('/').collect();
-    let [cloud, region, cluster, name] = parts.as_slice() else {
-        return Err(format!(
-            "the import id {id:?} must look like \"aws/<region>/<cluster>/<name>\", e.g. \"aws/us-east-1/train-east/train\""
-        ));
+    let cloud = parts.first().and_then(|c| spelling::cloud(c));
+    let empty_part =
+        || format!("the import id {id:?} has an empty part; it must look like {SHAPES}");
+    let (cloud, region, cluster, name) = match (cloud, parts.as_slice()) {
+        (Some(Cloud::Aws), [_, region, cluster, name]) => {
+            if [region, cluster, name].iter().any(|p| p.is_empty()) {
+                return Err(empty_part());
+            }
+            let region = spelling::region(Some(Cloud::Aws), region);
+            // Refused here, before the read that follows an import calls the cloud with it.
+            if !crate::config::is_aws_region(&region) {
+                return Err(format!(
+                    "the import id {id:?} names region {region:?}, which is not an AWS region; an AWS region looks like \"us-east-1\" or \"eu-west-2\""
+                ));
+            }
+            (Cloud::Aws, Some(region), cluster.to_string(), *name)
+        }
+        (Some(Cloud::Azure), [_, sub, rg, cluster, name]) => {
+            if [sub, rg, cluster, name].iter().any(|p| p.is_empty()) {
+                return Err(empty_part());
+            }
+            if !is_guid(sub) {
+                return Err(format!(
+                    "the import id {id:?} names subscription {sub:?}, which is not a GUID such as \"00000000-0000-0000-0000-000000000000\""
+                ));
+            }
+            let arm = format!(
+                "/subscriptions/{}/resourceGroups/{rg}/providers/Microsoft.ContainerService/managedClusters/{cluster}",
+                sub.to_ascii_lowercase()
+            );
+            (Cloud::Azure, None, arm, *name)
+        }
+        (Some(Cloud::Gcp), [_, project, location, cluster, name]) => {
+            if [project, location, cluster, name]
+                .iter()
+                .any(|p| p.is_empty())
+            {
+                return Err(empty_part());
+            }
+            let location = location.to_ascii_lowercase();
+            let path = format!("projects/{project}/locations/{location}/clusters/{cluster}");
+            (Cloud::Gcp, Some(gke_region(&location)), path, *name)
+        }
+        (Some(_), _) => {
+            return Err(format!(
+                "the import id {id:?} must look like {SHAPES}, e.g. \"aws/us-east-1/train-east/train\""
+            ));
+        }
+        (None, _) => {
+            return Err(format!(
+                "the import id {id:?} must start with the cloud (aws, azure or gcp) and look like {SHAPES}"
+            ));
+        }
     };
-    if gpu_core::pool::spelling::cloud(cloud) != Some(gpu_core::offer::Cloud::Aws) {
-        return Err(format!(
-            "the import id {id:?} names cloud {cloud:?}; only \"aws\" node pools can be imported today"
-        ));
+    if let Some(region) = &region {
+        check_region(id, cloud, region, catalog)?;
     }
-    if [region, cluster, name].iter().any(|p| p.is_empty()) {
-        return Err(format!(
-            "the import id {id:?} has an empty part; it must look like \"aws/<region>/<cluster>/<name>\""
-        ));
-    }
-    let region = &gpu_core::pool::spelling::region(Some(gpu_core::offer::Cloud::Aws), region);
-    // Refused here, before the read that follows an import calls the cloud with them.
-    if !crate::config::is_aws_region(region) {
-        return Err(format!(
-            "the import id {id:?} names region {region:?}, which is not an AWS region; an AWS region looks like \"us-east-1\" or \"eu-west-2\""
-        ));
-    }
-    let aws_regions: BTreeSet<&str> = catalog
-        .offers()
-        .iter()
-        .filter(|o| o.cloud == gpu_core::offer::Cloud::Aws)
-        .map(|o| o.region.as_str())
-        .collect();
-    if !aws_regions.contains(region.as_str()) {
-        let list: Vec<&str> = aws_regions.iter().copied().collect();
-        return Err(format!(
-            "the import id {id:?} names region {region:?}, where the catalog has no AWS GPU offer, so no gpu_node_pool can be priced there; AWS regions with GPU offers: {}",
-            list.join(", ")
-        ));
-    }
-    let problems =
-        gpu_core::pool::validate::name_errors(gpu_core::offer::Cloud::Aws, cluster, name);
+    let problems = gpu_core::pool::validate::name_errors(cloud, &cluster, name);
     if !problems.is_empty() {
         let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(format!(
@@ -58,11 +117,120 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
         .iter()
         .map(|k| (k.clone(), Value::Null))
         .collect();
-    m.insert("id".into(), Value::string(id));
-    m.insert("cloud".into(), Value::string("aws"));
-    m.insert("region".into(), Value::string(region));
-    m.insert("cluster".into(), Value::string(*cluster));
-    m.insert("name".into(), Value::string(*name));
+    m.insert("cloud".into(), Value::string(cloud.to_string()));
+    let parsed = ClusterRef::parse(cloud, region.as_deref().unwrap_or_default(), &cluster);
+    m.insert("region".into(), region.map_or(Value::Null, Value::string));
+    m.insert("cluster".into(), Value::string(&cluster));
+    m.insert("name".into(), Value::string(name));
     m.insert("taint".into(), Value::List(Vec::new()));
+    let id = parsed
+        .map(|c| import_id(&c, name))
+        .map_err(|e| format!("the import id {id:?}: {e}"))?;
+    m.insert("id".into(), Value::string(id));
     Ok(Value::Object(m))
+}
+
+/// Refuses `region` when the catalog has no GPU offer of `cloud` there.
+pub fn check_region(id: &str, cloud: Cloud, region: &str, catalog: &Catalog) -> Result<(), String> {
+    let regions: BTreeSet<&str> = catalog
+        .offers()
+        .iter()
+        .filter(|o| o.cloud == cloud)
+        .map(|o| o.region.as_str())
+        .collect();
+    if regions.contains(region) {
+        return Ok(());
+    }
+    let list: Vec<&str> = regions.iter().copied().collect();
+    let cloud = match cloud {
+        Cloud::Aws => "AWS",
+        Cloud::Azure => "Azure",
+        _ => "Google Cloud",
+    };
+    Err(format!(
+        "the import id {id:?} names region {region:?}, where the catalog has no {cloud} GPU offer, so no gpu_node_pool can be priced there; {cloud} regions with GPU offers: {}",
+        list.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> Vec<String> {
+        ["id", "cloud", "region", "cluster", "name", "gpu", "taint"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    #[test]
+    fn each_clouds_id_round_trips_into_cluster_and_id() {
+        let catalog = Catalog::embedded();
+        let catalog = &catalog;
+        let sub = "00000000-1111-4222-8333-444444444444";
+        let cases = [
+            (
+                "aws/US-EAST-1/train-east/train".to_string(),
+                "aws",
+                Some("us-east-1"),
+                "train-east".to_string(),
+                "aws/us-east-1/train-east/train".to_string(),
+            ),
+            (
+                format!("azure/{sub}/rg-ml/aks1/train"),
+                "azure",
+                None,
+                format!(
+                    "/subscriptions/{sub}/resourceGroups/rg-ml/providers/Microsoft.ContainerService/managedClusters/aks1"
+                ),
+                format!("azure/{sub}/rg-ml/aks1/train"),
+            ),
+            (
+                "gcp/my-project/us-central1-a/gke1/train".to_string(),
+                "gcp",
+                Some("us-central1"),
+                "projects/my-project/locations/us-central1-a/clusters/gke1".to_string(),
+                "gcp/my-project/us-central1-a/gke1/train".to_string(),
+            ),
+        ];
+        for (id, cloud, region, cluster, canonical) in cases {
+            let s = import_state(&id, &keys(), catalog).unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert_eq!(s.get_attr("cloud").and_then(Value::as_str), Some(cloud));
+            assert_eq!(s.get_attr("region").and_then(Value::as_str), region);
+            assert_eq!(
+                s.get_attr("cluster").and_then(Value::as_str),
+                Some(cluster.as_str())
+            );
+            assert_eq!(
+                s.get_attr("id").and_then(Value::as_str),
+                Some(canonical.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn bad_ids_are_refused_naming_what_is_wrong() {
+        let catalog = Catalog::embedded();
+        let catalog = &catalog;
+        for (id, says) in [
+            ("azure/not-a-guid/rg/aks1/train", "not a GUID"),
+            (
+                "azure/00000000-1111-4222-8333-444444444444/rg/aks1",
+                "must look like",
+            ),
+            ("gcp/p/us-central1//train", "empty part"),
+            ("gcp/p/mars-north9/gke1/train", "no Google Cloud GPU offer"),
+            ("oracle/x/y/z", "must start with the cloud"),
+        ] {
+            let e = import_state(id, &keys(), catalog).unwrap_err();
+            assert!(e.contains(says), "{id}: {e}");
+        }
+    }
+
+    #[test]
+    fn gke_locations_name_their_region() {
+        assert_eq!(gke_region("us-central1-a"), "us-central1");
+        assert_eq!(gke_region("us-central1"), "us-central1");
+        assert_eq!(gke_region("europe-west4-b"), "europe-west4");
+    }
 }

@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cloud::{CapacityType, NodeClass, NodeGroup, traits};
-use gpu_core::offer::Cloud;
 use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
 use gpu_core::pool::{DriverPolicy, layout, spelling};
 use tfplugin::Value;
@@ -41,10 +40,14 @@ pub fn state_from_live(
     sizes(&mut s, od, spot);
     instance_types(&mut s, od, spot, catalog);
     driver(&mut s, live);
+    reclaim(&mut s, spot);
     labels(&mut s, live);
     taints(&mut s, live);
     tags(&mut s, live, default_labels);
     aws_block(&mut s, live);
+    if let Some(g) = live.first() {
+        super::cloud_blocks::block_from_live(&mut s, &g.spec.class);
+    }
     let mut ordered: Vec<NodeGroup> = live.to_vec();
     ordered.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
     set(&mut s, "node_groups", groups::live(&ordered));
@@ -198,25 +201,70 @@ fn instance_types(
 ) {
     let Some(g) = spot.or(od) else { return };
     let prior = strings(s, "instance_types").unwrap_or_default();
+    let cloud = super::connect::cloud_of(s);
+    if gpu_core::cloud::traits::of(cloud).is_some_and(|t| t.machine_types_per_group == 1) {
+        // One type per group (AKS, GKE): each group runs one of the chosen types, so the
+        // choice stands while every live type is one of them.
+        let live: Vec<String> = spot
+            .iter()
+            .chain(od.iter())
+            .flat_map(|g| g.spec.machine_types.iter().cloned())
+            .fold(Vec::new(), |mut v, t| {
+                if !v.contains(&t) {
+                    v.push(t);
+                }
+                v
+            });
+        let chosen = spelling::instance_type_set(catalog, Some(cloud), &prior);
+        if prior.is_empty()
+            || !spelling::instance_type_set(catalog, Some(cloud), &live).is_subset(&chosen)
+        {
+            set(
+                s,
+                "instance_types",
+                Value::List(live.iter().map(Value::string).collect()),
+            );
+        }
+        return;
+    }
     // Order and letter case mean nothing to a pool: the same set keeps the user's list.
-    let set_of = |v: &[String]| spelling::instance_type_set(catalog, Some(Cloud::Aws), v);
+    let set_of = |v: &[String]| spelling::instance_type_set(catalog, Some(cloud), v);
     if set_of(&prior) != set_of(&g.spec.machine_types) {
         let live = Value::List(g.spec.machine_types.iter().map(Value::string).collect());
         set(s, "instance_types", live);
     }
 }
 
-/// `driver` from the groups' AMI type; unset stays unset while it is the default.
+/// `driver` from the groups' AMI type (EKS only: elsewhere the driver is the cloud
+/// block's); unset stays unset while it is the default.
 fn driver(s: &mut Value, live: &[NodeGroup]) {
-    let Some(ami) = live.first().map(|g| g.spec.class.image()) else {
+    let Some(NodeClass::Aws(class)) = live.first().map(|g| &g.spec.class) else {
         return;
     };
+    let ami = class.ami_type.as_str();
     let prior =
         opt_text(s, "driver").map_or(Some(DriverPolicy::default()), |d| DriverPolicy::parse(&d));
     let now = DriverPolicy::parse(ami);
     if prior != now {
         let v = now.map_or_else(|| ami.to_string(), |d| d.as_str().to_string());
         set(s, "driver", Value::string(v));
+    }
+}
+
+/// `reclaim` from an AKS spot pool's eviction policy (`Deallocate` is `stop`); unset
+/// stays unset while it means what is live.
+fn reclaim(s: &mut Value, spot: Option<&NodeGroup>) {
+    let Some(NodeClass::Azure(c)) = spot.map(|g| &g.spec.class) else {
+        return;
+    };
+    let prior = opt_text(s, "reclaim").and_then(|r| gpu_core::pool::Reclaim::parse(&r));
+    let live = if c.deallocate_evicted {
+        gpu_core::pool::Reclaim::Stop
+    } else {
+        gpu_core::pool::Reclaim::Delete
+    };
+    if prior.unwrap_or(gpu_core::pool::Reclaim::Delete) != live {
+        set(s, "reclaim", Value::string(live.as_str()));
     }
 }
 

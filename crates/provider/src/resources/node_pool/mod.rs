@@ -1,8 +1,9 @@
-//! `gpu_node_pool`: GPU node groups in a managed Kubernetes cluster (EKS today), with the
+//! `gpu_node_pool`: GPU node groups in a managed Kubernetes cluster (EKS, AKS or GKE), with the
 //! cost of every change in the plan and state read from the cloud.
 
 pub mod apply;
 pub mod cloud_blocks;
+pub mod connect;
 pub mod desired;
 pub mod groups;
 pub mod import;

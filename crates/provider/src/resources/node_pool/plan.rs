@@ -3,7 +3,6 @@
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, format_usd};
-use gpu_core::offer::Cloud;
 use gpu_core::pool::generation::Roll;
 use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
@@ -96,20 +95,7 @@ pub fn plan(
             Diagnostic::error("Over budget", e.to_string()).at(AttributePath::attr("max_nodes")),
         );
     }
-    if want.spec.cloud != Cloud::Aws {
-        diags.push(
-            Diagnostic::error(
-                format!("Node pools on {} are not supported yet", want.spec.cloud),
-                format!(
-                    "`cloud = \"{}\"`: this version of the provider creates node pools on aws (EKS) only; azure (AKS) and gcp (GKE) are planned. The same pool there would cost {}/month at min_nodes ({}/month at max_nodes) by the catalog.",
-                    want.spec.cloud,
-                    format_usd(preview.monthly_usd),
-                    format_usd(preview.monthly_usd_max)
-                ),
-            )
-            .at(AttributePath::attr("cloud")),
-        );
-    }
+    check_account(&want, settings, &mut diags);
     if diags.has_errors() {
         return fail(diags);
     }
@@ -152,6 +138,41 @@ pub fn plan(
         requires_replace: replace,
         planned_private: req.prior_private.clone(),
         diagnostics: diags,
+    }
+}
+
+/// Refuses a cluster outside the provider's `azure.subscription_id` or `gcp.project`: the
+/// credentials are for that account, and a pool elsewhere is most likely a typo.
+fn check_account(want: &Desired, settings: &Settings, d: &mut Diagnostics) {
+    let Ok(cluster) = gpu_core::cloud::ClusterRef::parse(want.spec.cloud, "", &want.spec.cluster)
+    else {
+        return;
+    };
+    let (setting, configured, named) = match &cluster {
+        gpu_core::cloud::ClusterRef::Aks { subscription, .. } => (
+            "azure.subscription_id",
+            settings.azure.subscription_id.as_deref(),
+            subscription.as_str(),
+        ),
+        gpu_core::cloud::ClusterRef::Gke { project, .. } => (
+            "gcp.project",
+            settings.gcp.project.as_deref(),
+            project.as_str(),
+        ),
+        gpu_core::cloud::ClusterRef::Eks { .. } => return,
+    };
+    if let Some(c) = configured
+        && !c.eq_ignore_ascii_case(named)
+    {
+        d.push(
+            Diagnostic::error(
+                "Cluster outside the provider's account",
+                format!(
+                    "`cluster` is in {named:?}, but the provider's `{setting}` is {c:?}: use a cluster of {c:?}, or change `{setting}`."
+                ),
+            )
+            .at(AttributePath::attr("cluster")),
+        );
     }
 }
 
@@ -248,6 +269,18 @@ pub fn keep_prior_spelling(
     {
         keep.push("gpu");
     }
+    if let Some((p, n)) = both("reclaim")
+        && gpu_core::pool::Reclaim::parse(&p).is_some()
+        && gpu_core::pool::Reclaim::parse(&p) == gpu_core::pool::Reclaim::parse(&n)
+    {
+        keep.push("reclaim");
+    }
+    if let Some((p, n)) = both("driver")
+        && gpu_core::pool::DriverPolicy::parse(&p).is_some()
+        && gpu_core::pool::DriverPolicy::parse(&p) == gpu_core::pool::DriverPolicy::parse(&n)
+    {
+        keep.push("driver");
+    }
     if let Some((p, n)) = both("region")
         && spelling::region(cloud, &p) == spelling::region(cloud, &n)
     {
@@ -271,6 +304,7 @@ pub fn keep_prior_spelling(
             prior.get_attr(name).cloned().unwrap_or(Value::Null),
         );
     }
+    cloud_blocks::keep_prior_spelling(prior, &mut out);
     out
 }
 
@@ -283,16 +317,16 @@ fn fill(
     costs: &[(&'static str, Value)],
     pinned: bool,
 ) {
-    let id = if planned_known(planned, &["region", "cluster", "name"]) {
-        Value::string(format!(
-            "{}/{}/{}/{}",
-            want.spec.cloud,
-            want.spec.region,
-            text(planned, "cluster"),
-            text(planned, "name")
-        ))
-    } else {
-        Value::unknown()
+    let cluster = gpu_core::cloud::ClusterRef::parse(
+        want.spec.cloud,
+        &want.spec.region,
+        &text(planned, "cluster"),
+    );
+    let id = match cluster {
+        Ok(c) if planned_known(planned, &["region", "cluster", "name"]) => {
+            Value::string(super::import::import_id(&c, &text(planned, "name")))
+        }
+        _ => Value::unknown(),
     };
     set(planned, "id", id);
     if !pinned {
@@ -312,8 +346,10 @@ fn fill(
         Value::unknown()
     };
     set(planned, "node_groups", ng);
-    // Subnets default to the cluster's, read at apply; keep what state knows.
-    if let Some(Value::Object(aws)) = planned_attr_mut(planned, "aws")
+    // Subnets default to the cluster's, read at apply; keep what state knows. (Only on
+    // aws: elsewhere the block is not read, and stays as written.)
+    if want.spec.cloud == gpu_core::offer::Cloud::Aws
+        && let Some(Value::Object(aws)) = planned_attr_mut(planned, "aws")
         && aws.get("subnet_ids").is_none_or(Value::is_null)
     {
         let prior_subnets = prior

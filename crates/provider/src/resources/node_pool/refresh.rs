@@ -3,25 +3,26 @@
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cloud::NodeGroups;
-use gpu_core::offer::Cloud;
 use gpu_core::pool::{layout, reconcile};
 use tfplugin::Diagnostics;
 use tfplugin::Value;
 use tfplugin::provider::ReadResourceResponse;
 
-use super::apply::{all_names, cloud_error, cluster_of, connect, region_of, split_ownership};
+use super::apply::{all_names, cloud_error, cluster_of, split_ownership};
+use super::connect::{cloud_of, connect};
 use super::desired::{self, Settings};
 use super::inputs::text;
 use super::live_state::state_from_live;
 use super::plan::set;
 
-/// Whether `prior` is a pool on a cloud this version reads live: any spelling of aws
-/// (`AWS`, `Aws`). Other clouds keep the prior state (they cannot be created yet).
+/// Whether `prior` is a pool on a cloud this version reads live: aws, azure or gcp in any
+/// spelling (`AWS`, `Azure`). A state naming another cloud is kept as it is.
 pub fn reads_live(prior: &Value) -> bool {
-    gpu_core::pool::spelling::cloud(&text(prior, "cloud")) == Some(Cloud::Aws)
+    gpu_core::pool::spelling::cloud(&text(prior, "cloud")).is_some()
 }
 
-/// Reads the pool from EKS; `Value::Null` in the response when no group exists any more.
+/// Reads the pool from its cloud; `Value::Null` in the response when no group exists any
+/// more.
 pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> ReadResourceResponse {
     if !reads_live(prior) {
         return ReadResourceResponse {
@@ -29,8 +30,14 @@ pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> Read
             ..Default::default()
         };
     }
-    let api = connect(settings, &region_of(prior)).await;
-    read_with(&api, prior, settings, catalog).await
+    match connect(settings, prior).await {
+        Ok(api) => read_with(api.as_ref(), prior, settings, catalog).await,
+        Err(diagnostics) => ReadResourceResponse {
+            new_state: prior.clone(),
+            diagnostics,
+            ..Default::default()
+        },
+    }
 }
 
 /// [`read`] against any [`NodeGroups`].
@@ -41,6 +48,7 @@ pub async fn read_with(
     catalog: &Catalog,
 ) -> ReadResourceResponse {
     let name = text(prior, "name");
+    let cloud = cloud_of(prior);
     let cluster = match cluster_of(prior) {
         Ok(c) => c,
         Err(diagnostics) => {
@@ -55,16 +63,41 @@ pub async fn read_with(
     // An import knows only the pool's name: its groups are found by their name shape
     // (`<name>-od`, `<name>-spot`, with or without a generation suffix) and then their
     // ownership tag.
+    let mut prior = prior.clone();
+    if importing && text(&prior, "region").is_empty() {
+        // An AKS import id does not name the region: it is the cluster's location.
+        match api.cluster_region(&cluster).await {
+            Ok(Some(r)) => set(
+                &mut prior,
+                "region",
+                Value::string(gpu_core::pool::spelling::region(Some(cloud), &r)),
+            ),
+            Ok(None) => {}
+            Err(e) => {
+                return ReadResourceResponse {
+                    new_state: prior.clone(),
+                    diagnostics: cloud_error(
+                        api,
+                        &format!("reading cluster `{cluster}`"),
+                        Some(&e),
+                    ),
+                    ..Default::default()
+                };
+            }
+        }
+    }
+    let prior = &prior;
     let names = if importing {
         match api.list_groups(&cluster).await {
             Ok(all) => all
                 .into_iter()
-                .filter(|n| layout::may_be_group_of(Cloud::Aws, &name, n))
+                .filter(|n| layout::may_be_group_of(cloud, &name, n))
                 .collect(),
             Err(e) => {
                 return ReadResourceResponse {
                     new_state: prior.clone(),
                     diagnostics: cloud_error(
+                        api,
                         &format!("listing the node groups of cluster `{cluster}`"),
                         Some(&e),
                     ),
@@ -73,7 +106,7 @@ pub async fn read_with(
             }
         }
     } else {
-        all_names(prior, Cloud::Aws, &name, &[])
+        all_names(prior, cloud, &name, &[])
     };
     let live = match reconcile::read(api, &cluster, &names).await {
         Ok(l) => l,
@@ -81,6 +114,7 @@ pub async fn read_with(
             return ReadResourceResponse {
                 new_state: prior.clone(),
                 diagnostics: cloud_error(
+                    api,
                     &format!("reading the node groups of `{}`", text(prior, "name")),
                     Some(&e),
                 ),
@@ -88,7 +122,10 @@ pub async fn read_with(
             };
         }
     };
-    let (live, _) = split_ownership(api, prior, &name, live, importing);
+    // AKS names are opaque hashes that cannot say whose a pool is: an import there adopts
+    // only the pools carrying the pool's ownership tag.
+    let adopt_all = importing && cloud != gpu_core::offer::Cloud::Azure;
+    let (live, _) = split_ownership(api, prior, &name, live, adopt_all);
     let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
     let mut diagnostics = Diagnostics::new();
     if !state.is_null() && state.get_attr("monthly_usd").is_none_or(Value::is_null) {

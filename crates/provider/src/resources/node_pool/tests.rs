@@ -389,7 +389,7 @@ fn on_demand_floor_above_max_nodes_is_refused_without_spot_too() {
 }
 
 #[test]
-fn azure_is_refused_with_its_price() {
+fn an_azure_pool_plans_with_its_price_id_and_account_check() {
     let azure = with(
         with(config(), "cloud", Value::string("azure")),
         "region",
@@ -403,23 +403,55 @@ fn azure_is_refused_with_its_price() {
             .any(|(p, d)| p == "cluster" && d.contains("/subscriptions/<subscription>")),
         "{errs:?}"
     );
+    let sub = "0b1f6471-1bf0-4dda-aec3-cb9272f09590";
     let azure = with(
         azure,
         "cluster",
-        Value::string(
-            "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/train",
-        ),
+        Value::string(format!(
+            "/subscriptions/{sub}/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/train"
+        )),
     );
     let p = plan_of(&azure, &Value::Null);
-    let errs = errors(&p.diagnostics);
-    let (_, detail) = errs
-        .iter()
-        .find(|(p, _)| p == "cloud")
-        .expect("cloud error");
-    assert!(detail.contains("aws (EKS) only"), "{detail}");
+    assert!(errors(&p.diagnostics).is_empty(), "{:?}", p.diagnostics);
+    let planned = &p.planned_state;
+    assert_eq!(
+        planned.get_attr("id").and_then(Value::as_str),
+        Some(format!("azure/{sub}/ml/train/train").as_str())
+    );
     assert!(
-        detail.contains("/month at min_nodes"),
-        "the price there is shown: {detail}"
+        planned
+            .get_attr("monthly_usd")
+            .and_then(Value::as_number)
+            .is_some_and(|n| n.as_f64() > 0.0)
+    );
+    let cost = p
+        .diagnostics
+        .0
+        .iter()
+        .find(|d| d.summary.starts_with("Cost of"))
+        .expect("cost warning");
+    assert!(cost.detail.contains("eastus"), "{}", cost.detail);
+    // A cluster in another subscription than the provider's is refused on `cluster`.
+    let mut other = settings();
+    other.azure.subscription_id = Some("11111111-2222-4333-8444-555555555555".into());
+    let p = plan(
+        &PlanResourceChangeRequest {
+            type_name: TYPE_NAME.into(),
+            prior_state: Value::Null,
+            proposed_new_state: proposed(&azure, &Value::Null),
+            config: azure.clone(),
+            prior_private: Vec::new(),
+            provider_meta: None,
+            client_capabilities: Default::default(),
+        },
+        &other,
+        catalog(),
+    );
+    let errs = errors(&p.diagnostics);
+    assert!(
+        errs.iter()
+            .any(|(p, d)| p == "cluster" && d.contains("azure.subscription_id")),
+        "{errs:?}"
     );
     // A region the other cloud does not have is named as such, with the valid ones.
     let p = plan_of(
@@ -775,8 +807,12 @@ async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
         short.contains("must look like \"aws/<region>/<cluster>/<name>\""),
         "{short}"
     );
+    // A GKE id needs its project: four parts are one short.
     let gcp = import_state("gcp/us-central1/c/p", &keys, catalog()).unwrap_err();
-    assert!(gcp.contains("only \"aws\" node pools"), "{gcp}");
+    assert!(
+        gcp.contains("\"gcp/<project>/<location>/<cluster>/<name>\""),
+        "{gcp}"
+    );
 
     let r = apply_with(&api, &s, &Value::Null, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
