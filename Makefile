@@ -121,7 +121,8 @@ fuzz-short: fuzz-install
 # row printed; fails when a row misses its goal or is missing. Runs everything first.
 FAULT_RUNS ?= 5
 RELIABILITY_TESTS := $(addprefix acceptance/tests/,test_bad_input.py test_faults.py \
-  test_interrupt.py test_secrets.py test_plugin_mtls.py)
+  test_node_pool_aks.py test_node_pool_gke.py test_interrupt.py test_secrets.py \
+  test_plugin_mtls.py)
 reliability: build venv
 	@rm -rf acceptance/.reliability; rc=0; \
 	FAULT_RUNS=$(FAULT_RUNS) $(PY) -m pytest $(RELIABILITY_TESTS) $(PYTEST_ARGS) || rc=1; \

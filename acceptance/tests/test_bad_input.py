@@ -17,9 +17,11 @@ Each case is `bad-input/<NN-name>/main.tf`, described in `bad-input/cases.json`:
 
 Every configuration points the provider's `aws.endpoints` at a counting proxy in front of
 moto (`var.endpoint`, written to `terraform.tfvars.json`), and so do `AWS_ENDPOINT_URL`
-and the live price endpoints of the environment, so any cloud request a bad input let
-through would be counted; after the cases, the proxy must have seen none and moto's log
-must show no request since it started.
+and the live price endpoints of the environment; AKS and GKE cases also point
+`azure.endpoint` and `gcp.endpoint` at the Azure and Google fakes (`var.azure_endpoint`,
+`var.gcp_endpoint`), with credentials that would get tokens from their token fakes. So any
+cloud request a bad input let through would be counted; after the cases, the proxy must
+have seen none, moto's log no request since it started, and the fakes' logs none at all.
 
 Terraform 1.15 only (import blocks and `terraform_data` need >= 1.5; the cases check the
 provider, not Terraform versions), which keeps the file well under a minute.
@@ -34,6 +36,7 @@ import shutil
 import pytest
 
 import reliability
+from cloud_fakes import start_azure, start_gcp
 from conftest import REPO, Terraform, terraform_bin
 from fault_proxy import FaultProxy, RandomFaults
 
@@ -57,18 +60,30 @@ def moto_requests(moto) -> int:
 def emulators(moto, tmp_path_factory):
     """A counting proxy in front of moto, and the figures recorded after every case."""
     proxy = FaultProxy(moto.url, faults=RandomFaults(rate=0.0)).start()
-    state = {"proxy": proxy, "moto_before": moto_requests(moto), "results": {}}
+    azure = start_azure(tmp_path_factory.mktemp("azure"))
+    gcp = start_gcp(tmp_path_factory.mktemp("gcp"))
+    state = {"proxy": proxy, "moto_before": moto_requests(moto), "results": {},
+             "azure": azure, "gcp": gcp}
     try:
         yield state
     finally:
         proxy.stop()
+        fake_requests = fakes_requests(state)
+        for f in (azure.arm, azure.aad, gcp.gke, gcp.oauth):
+            f.stop()
         results = state["results"]
-        requests = sum(proxy.counts.values()) + moto_requests(moto) - state["moto_before"]
+        requests = (sum(proxy.counts.values()) + moto_requests(moto) - state["moto_before"]
+                    + sum(fake_requests.values()))
         if len(results) == len(CASES):  # the whole corpus ran: record it
             rejected = sum(1 for ok in results.values() if ok)
             failed = sorted(n for n, ok in results.items() if not ok)
             stages = {s: sum(1 for c in CASES if c["stage"] == s) for s in STAGES}
-            detail = (f"{stages['validate']} at validate, {stages['plan']} at plan; error names "
+            by_cloud = {"EKS": 0, "AKS": 0, "GKE": 0}
+            for c in CASES:
+                by_cloud[case_service((CORPUS / c["name"] / "main.tf").read_text())] += 1
+            detail = (f"{by_cloud['EKS']} EKS or provider-wide, {by_cloud['AKS']} AKS, "
+                      f"{by_cloud['GKE']} GKE cases; "
+                      f"{stages['validate']} at validate, {stages['plan']} at plan; error names "
                       f"the attribute, points at its line and says what is valid; "
                       f"Terraform {TF_VERSION}")
             if failed:
@@ -77,7 +92,32 @@ def emulators(moto, tmp_path_factory):
                                rejected == len(CASES), detail)
             reliability.record("requests reaching the emulators from bad input", requests, None,
                                "0", requests == 0,
-                               f"counting proxy {dict(proxy.counts) or '{}'}, moto log")
+                               f"counting proxy {dict(proxy.counts) or '{}'}, moto log, "
+                               f"Azure and Google fakes {fake_requests}")
+
+
+def case_service(main_tf: str) -> str:
+    """The managed Kubernetes service a case's pool (or import id) is on."""
+    if re.search(r'cloud\s*=\s*"azure"|id\s*=\s*"azure/', main_tf):
+        return "AKS"
+    if re.search(r'cloud\s*=\s*"gcp"|id\s*=\s*"gcp/', main_tf):
+        return "GKE"
+    return "EKS"
+
+
+def fakes_requests(state) -> dict[str, int]:
+    """Requests each Azure and Google fake (token endpoints included) has served."""
+    azure, gcp = state["azure"], state["gcp"]
+    return {name: len(f.state()["requests"]) for name, f in
+            (("arm", azure.arm), ("entra", azure.aad), ("gke", gcp.gke), ("oauth", gcp.oauth))}
+
+
+def tfvars(main_tf: str, state) -> str:
+    """The endpoints `main_tf` declares variables for."""
+    values = {"endpoint": state["proxy"].url, "azure_endpoint": state["azure"].arm.url,
+              "gcp_endpoint": state["gcp"].gke.url}
+    declared = set(re.findall(r'^variable "(\w+)"', main_tf, re.M))
+    return json.dumps({k: v for k, v in values.items() if k in declared})
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +129,7 @@ def bad_tf(tf_env, moto, emulators, tmp_path_factory) -> Terraform:
     env.update(AWS_ENDPOINT_URL=url, GPU_PRICES_AWS_ENDPOINT=url,
                GPU_PRICES_AWS_EC2_ENDPOINT=url, GPU_PRICES_AZURE_ENDPOINT=url,
                GPU_PRICES_GCP_ENDPOINT=url)
+    env = emulators["gcp"].env(emulators["azure"].env(env))
     return Terraform(version=TF_VERSION, bin=terraform_bin(TF_VERSION), env=env, tmp_path=tmp)
 
 
@@ -170,6 +211,11 @@ def test_corpus_is_well_formed():
             f"{c['name']}: a `{MARKER}` line is needed exactly when source_range is not false")
         assert "var.endpoint" in main_tf and "endpoints" in main_tf, (
             f"{c['name']}: the provider's aws endpoints must point at var.endpoint")
+        for cloud in ("azure", "gcp"):
+            if re.search(rf'cloud\s*=\s*"{cloud}"', main_tf):
+                assert f"endpoint = var.{cloud}_endpoint" in " ".join(main_tf.split()), (
+                    f"{c['name']}: a {cloud} pool's provider `{cloud}.endpoint` must point at "
+                    f"var.{cloud}_endpoint (the fake that counts requests)")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -182,7 +228,7 @@ def test_bad_input_is_rejected(case, bad_tf, emulators):
     lines = marked_lines(main_tf)
     wd = bad_tf.workdir(files={
         "main.tf": main_tf,
-        "terraform.tfvars.json": json.dumps({"endpoint": proxy.url}),
+        "terraform.tfvars.json": tfvars(main_tf, emulators),
     })
 
     res = wd.run("validate", "-json", rc=None)
@@ -212,6 +258,8 @@ def test_bad_input_is_rejected(case, bad_tf, emulators):
 
     new = sum(proxy.counts.values()) - seen_before
     assert new == 0, f"bad input reached the cloud: {dict(proxy.counts)}"
+    fakes = fakes_requests(emulators)
+    assert set(fakes.values()) == {0}, f"bad input reached Azure or Google: {fakes}"
     assert not list(wd.path.glob("terraform.tfstate*")), "a failed plan wrote state"
     shutil.rmtree(wd.path, ignore_errors=True)
     results[case["name"]] = True
@@ -313,3 +361,4 @@ def test_no_request_reached_the_emulators(emulators, moto):
     and moto's log has no request since the module's first."""
     assert dict(emulators["proxy"].counts) == {}, emulators["proxy"].counts
     assert moto_requests(moto) == emulators["moto_before"], moto.log()
+    assert set(fakes_requests(emulators).values()) == {0}, fakes_requests(emulators)

@@ -407,11 +407,12 @@ BAD = {
     "unknown_gpu": ('  gpu = "H1000"\n', [r'gpu\s*=\s*"H1000"'], None),
     "od_min_gt_max": ('  capacity {\n    spot          = true\n    on_demand_min = 9\n  }\n',
                       [r"on_demand_min\s*=\s*9"], None),
-    # A valid AKS cluster id (ARM), so the only error left is the cloud's.
-    "azure": ('  cloud  = "azure"\n  region = "eastus"\n  cluster = "/subscriptions/'
-              '0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/'
-              'Microsoft.ContainerService/managedClusters/train"\n',
-              [r'cloud\s*=\s*"azure"'], r"not supported yet"),
+    # A valid AKS cluster id (ARM), so the only error left is the GPU count Azure lacks.
+    "azure_gpu_count": ('  cloud  = "azure"\n  region = "eastus"\n  cluster = "/subscriptions/'
+                        '0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/'
+                        'Microsoft.ContainerService/managedClusters/train"\n'
+                        '  gpu_count = 3\n',
+                        [r"gpu_count\s*=\s*3"], r"gpu_count"),
     # An EKS cluster name where an AKS cluster must be named by its ARM id.
     "azure_cluster_name": ('  cloud  = "azure"\n  region = "eastus"\n',
                            [r"cluster\s*="], r"/subscriptions/"),

@@ -1,4 +1,4 @@
-"""Secrets never leak (issue 6, security): the provider runs against moto with AWS
+"""Secrets never leak (issue 6, security; AKS and GKE: issue 14): the provider runs against moto with AWS
 credentials that are unique random strings, through a whole `gpu_node_pool` lifecycle
 (apply, plan to a file, `show -json` of plan and state, refresh, destroy) and through
 applies that fail (an `AccessDeniedException` injected by `fault_proxy.py`, and an EKS
@@ -33,6 +33,7 @@ import pytest
 
 import reliability
 from aws_emulator import DEAD_ENDPOINT, create_eks_prerequisites, node_groups
+from cloud_fakes import pool_config, start_azure, start_gcp
 from fault_proxy import FaultProxy
 from test_node_pool import ADDR, EXAMPLE, check_groups, names, pool_workdir
 
@@ -139,6 +140,8 @@ def kind_of(location: str) -> str:
     other workdir file, moto-log."""
     if location in ("TF_LOG file", "provider stderr", "moto log"):
         return location
+    if location.startswith("fake "):
+        return "fake log"
     if location.startswith(("stdout of", "stderr of")):
         return "command output"
     if "tfplan" in location:  # the saved plan's members, its prior state included
@@ -148,8 +151,15 @@ def kind_of(location: str) -> str:
     return "workdir file"
 
 
-def search(creds: dict[str, str], cap: Capture, wd, moto, moto_log_start: int, label: str):
-    """Counts each credential in every location; returns {location: {var: count}}."""
+def secret_vars(creds: dict[str, str]) -> list[str]:
+    """Every credential but the access key id (which is not secret)."""
+    return [v for v in creds if v != "AWS_ACCESS_KEY_ID"]
+
+
+def search(creds: dict[str, str], cap: Capture, wd, moto, moto_log_start: int, label: str,
+           extra: list[tuple[str, str]] = ()):
+    """Counts each credential in every location (`extra`: more (location, text) pairs);
+    returns {location: {var: count}}."""
     locations = [
         ("TF_LOG file", cap.tf_log.read_text(errors="replace") if cap.tf_log.exists() else ""),
         ("provider stderr", cap.provider_stderr.read_text(errors="replace")
@@ -162,6 +172,7 @@ def search(creds: dict[str, str], cap: Capture, wd, moto, moto_log_start: int, l
         # this location would have to be left out of the count: the goal is what we and
         # Terraform write, not what the emulator receives.
         ("moto log", moto.log()[moto_log_start:]),
+        *extra,
     ]
     # The capture must have captured something, or a zero proves nothing.
     texts = dict(locations)
@@ -177,11 +188,11 @@ def search(creds: dict[str, str], cap: Capture, wd, moto, moto_log_start: int, l
         counts = {var: text.count(needle(value)) for var, value in creds.items()}
         found[loc] = counts
         kind = kind_of(loc)
-        _totals[kind] += sum(counts[v] for v in SECRET_VARS)
+        _totals[kind] += sum(counts[v] for v in secret_vars(creds))
         _key_id_totals[kind] += counts["AWS_ACCESS_KEY_ID"]
     _runs.append(label)
 
-    leaks = {loc: {v: c[v] for v in SECRET_VARS if c[v]} for loc, c in found.items()}
+    leaks = {loc: {v: c[v] for v in secret_vars(creds) if c[v]} for loc, c in found.items()}
     leaks = {loc: c for loc, c in leaks.items() if c}
     key_ids = {loc: c["AWS_ACCESS_KEY_ID"] for loc, c in found.items() if c["AWS_ACCESS_KEY_ID"]}
     print(f"\n[{label}] secret occurrences: {leaks or 'none'}; "
@@ -194,8 +205,9 @@ def write_row() -> None:
     n = sum(_totals.values())
     per_kind = ", ".join(f"{k} {v}" for k, v in sorted(_totals.items()))
     key_ids = ", ".join(f"{k} {v}" for k, v in sorted(_key_id_totals.items()) if v) or "none"
-    detail = (f"{len(_runs)} runs ({'; '.join(_runs)}); secret key + session token by "
-              f"location: {per_kind}; access key id (not secret, by design in SigV4 "
+    detail = (f"{len(_runs)} runs ({'; '.join(_runs)}); secrets (AWS secret key and session "
+              f"token; on AKS/GKE also the Azure client secret, Entra ID access tokens and "
+              f"the Google service account key) by location: {per_kind}; access key id (not secret, by design in SigV4 "
               f"Authorization): {key_ids}")
     reliability.record(ROW, n, None, "0", n == 0, detail)
 
@@ -205,9 +217,9 @@ def leak_report(leaks: dict, texts: dict, creds: dict) -> str:
     lines = []
     for loc in leaks:
         for line in texts.get(loc, "").splitlines():
-            if any(needle(creds[v]) in line for v in SECRET_VARS):
+            if any(needle(creds[v]) in line for v in secret_vars(creds)):
                 red = line
-                for v in SECRET_VARS:
+                for v in secret_vars(creds):
                     red = red.replace(creds[v], f"<{v}>").replace(needle(creds[v]), f"<{v}...>")
                 lines.append(f"{loc}: {red[:400]}")
                 if len(lines) > 12:
@@ -290,3 +302,57 @@ def test_no_secret_when_eks_is_unreachable(secret_tf, moto):
 
     leaks, texts = search(creds, cap, wd, moto, moto_start, f"unreachable tf{tf.version}")
     assert not leaks, f"secrets written:\n{leak_report(leaks, texts, creds)}"
+
+
+def test_no_azure_or_google_secret_in_aks_and_gke_lifecycles(secret_tf, moto, tmp_path):
+    """The same lifecycle on AKS and GKE against the fakes, through the real credential
+    chains: the Azure client secret (unique per run), every access token the local Entra
+    ID issued, and the Google service account's private key (a line from the middle of its
+    PEM body, in the key file GOOGLE_APPLICATION_CREDENTIALS names) are searched for."""
+    tf, creds, cap = secret_tf
+    if tf.version != "1.15":
+        pytest.skip("the provider's credential paths; run once, under Terraform 1.15")
+    client_secret = "AzSeCrEt" + secrets.token_urlsafe(30)
+    azure = start_azure(tmp_path / "azure", client_secret=client_secret)
+    gcp = start_gcp(tmp_path / "gcp")
+    azure.arm.configure({"polls": 1, "retry_after": 1})
+    gcp.gke.configure({"polls": 0})
+    try:
+        tf.env = gcp.env(azure.env(tf.env))
+        moto_start = len(moto.log())
+        places = {
+            "azure": (azure, azure.cluster(f"secrets-tf{tf.version.replace('.', '')}"),
+                      "eastus", "A100-80GB"),
+            "gcp": (gcp, gcp.cluster(f"secrets-tf{tf.version.replace('.', '')}"),
+                    "us-central1", "L4"),
+        }
+        workdirs = []
+        for cloud, (fakes, cluster, region, gpu) in places.items():
+            wd = tf.workdir(files={"main.tf": pool_config(
+                fakes, cloud, cluster, "secrets", region=region, gpu=gpu, gpu_count=1)})
+            run(wd, cap, "apply")
+            res = run(wd, cap, "plan", "-out=tfplan", "-detailed-exitcode", rc=None)
+            assert res.returncode == 0, res
+            run(wd, cap, "show", "-json", "tfplan")
+            run(wd, cap, "show", "-json")
+            run(wd, cap, "refresh")
+            run(wd, cap, "destroy")
+            workdirs.append(wd)
+        pem_lines = gcp.key_file.read_text()
+        key_body = json.loads(pem_lines)["private_key"].splitlines()
+        tokens = [t for t in azure.aad.registry._tokens]  # noqa: SLF001 (test introspection)
+        assert tokens, "the Entra ID fake issued no token: the Azure chain was not used"
+        all_creds = {**creds, "AZURE_CLIENT_SECRET": client_secret,
+                     "GOOGLE_PRIVATE_KEY": key_body[len(key_body) // 2],
+                     **{f"AZURE_ACCESS_TOKEN_{i}": t for i, t in enumerate(tokens)}}
+        fake_logs = [(f"fake {name} log", json.dumps(f.state()))
+                     for name, f in (("arm", azure.arm), ("entra", azure.aad),
+                                     ("gke", gcp.gke), ("oauth", gcp.oauth))]
+        extra = [(f"workdir {wd.path.name} {loc}", text) for wd in workdirs[:-1]
+                 for loc, text in file_texts(wd.path)] + fake_logs
+        leaks, texts = search(all_creds, cap, workdirs[-1], moto, moto_start,
+                              f"AKS+GKE lifecycle tf{tf.version}", extra=extra)
+        assert not leaks, f"secrets written:\n{leak_report(leaks, texts, all_creds)}"
+    finally:
+        for f in (azure.arm, azure.aad, gcp.gke, gcp.oauth):
+            f.stop()

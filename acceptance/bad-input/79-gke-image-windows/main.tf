@@ -12,6 +12,16 @@ variable "endpoint" {
   type        = string
 }
 
+variable "azure_endpoint" {
+  description = "The Azure Resource Manager fake (written by the test): a request a bad input let through would be counted there."
+  type        = string
+}
+
+variable "gcp_endpoint" {
+  description = "The GKE fake (written by the test): a request a bad input let through would be counted there."
+  type        = string
+}
+
 provider "gpu" {
   aws {
     endpoints = {
@@ -19,6 +29,14 @@ provider "gpu" {
       eks     = var.endpoint
       pricing = var.endpoint
     }
+  }
+
+  azure {
+    endpoint = var.azure_endpoint
+  }
+
+  gcp {
+    endpoint = var.gcp_endpoint
   }
 }
 

@@ -1,5 +1,5 @@
-# Bad input: azure: a valid pool the provider cannot create yet (priced, then refused at plan).
-# Expected: plan fails naming `cloud`.
+# Bad input: an AKS pool of 3 H100 per node: no Azure VM size has 3.
+# Expected: validate fails naming `gpu_count`, with the counts Azure offers.
 
 terraform {
   required_providers {
@@ -12,6 +12,16 @@ variable "endpoint" {
   type        = string
 }
 
+variable "azure_endpoint" {
+  description = "The Azure Resource Manager fake (written by the test): a request a bad input let through would be counted there."
+  type        = string
+}
+
+variable "gcp_endpoint" {
+  description = "The GKE fake (written by the test): a request a bad input let through would be counted there."
+  type        = string
+}
+
 provider "gpu" {
   aws {
     endpoints = {
@@ -20,15 +30,23 @@ provider "gpu" {
       pricing = var.endpoint
     }
   }
+
+  azure {
+    endpoint = var.azure_endpoint
+  }
+
+  gcp {
+    endpoint = var.gcp_endpoint
+  }
 }
 
 resource "gpu_node_pool" "pool" {
-  cloud     = "azure" # <- error
+  cloud     = "azure"
   region    = "eastus"
   cluster   = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/ml/providers/Microsoft.ContainerService/managedClusters/bad-input"
   name      = "pool"
   gpu       = "H100"
-  gpu_count = 8
+  gpu_count = 3 # <- error
   min_nodes = 1
   max_nodes = 2
 

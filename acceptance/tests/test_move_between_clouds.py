@@ -1,0 +1,93 @@
+"""examples/move-between-clouds applied for real: the same pool on EKS (moto), then AKS
+(the ARM fake), then GKE (the GKE fake), one `-var cloud=` at a time. Each move plans a
+replacement whose warning names the monthly delta, creates the new pool before the old
+one is destroyed (`create_before_destroy`), and leaves nothing behind on the old cloud.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from aws_emulator import create_eks_prerequisites, node_groups
+from cloud_fakes import start_azure, start_gcp
+
+EXAMPLE = "move-between-clouds"
+ADDR = "gpu_node_pool.train"
+# The catalog's 8x H100 sizes in eastus, allowed in the fake's cluster.
+AZURE_H100 = ["Standard_ND96is_H100_v5", "Standard_ND96is_flex_H100_v5",
+              "Standard_ND96is_noIB_H100_v5", "Standard_ND96isf_H100_v5",
+              "Standard_ND96isr_H100_v5"]
+_REPLACES = re.compile(r"replaces pool `train` \((\$[\d,.]+)/month now → (\$[\d,.]+)/month, "
+                       r"change ([+-]\$[\d,.]+)\)")
+
+
+@pytest.fixture(scope="module")
+def clouds(tmp_path_factory):
+    azure = start_azure(tmp_path_factory.mktemp("azure"))
+    azure.arm.configure({"polls": 1, "retry_after": 1})
+    gcp = start_gcp(tmp_path_factory.mktemp("gcp"))
+    gcp.gke.configure({"polls": 0})
+    yield azure, gcp
+    for f in (azure.arm, azure.aad, gcp.gke, gcp.oauth):
+        f.stop()
+
+
+def cost_line(output: str) -> str:
+    """The first paragraph of the pool's cost warning (the preview line), unwrapped."""
+    text = output.split("Warning: Cost of gpu_node_pool `train`", 1)[1]
+    for para in re.split(r"\n\s*\n", text):
+        if "/month" in para:
+            return " ".join(para.split())
+    raise AssertionError(output)
+
+
+def test_the_pool_moves_aws_azure_gcp_with_the_delta_in_each_plan(terraform, moto, clouds,
+                                                                   tmp_path):
+    azure, gcp = clouds
+    v = terraform.version.replace(".", "")
+    terraform.env = gcp.env(azure.env(moto.terraform_env(terraform.env, tmp_path / "aws")))
+    eks = create_eks_prerequisites(moto, f"move-tf{v}")
+    aks_id = azure.cluster(f"move-tf{v}", vm_sizes=AZURE_H100)
+    gke_id = gcp.cluster(f"move-tf{v}")
+    tfvars = {"eks_cluster": eks.name, "node_role_arn": eks.node_role_arn,
+              "aws_endpoint": moto.url, "aks_cluster_id": aks_id,
+              "azure_endpoint": azure.arm.url, "gke_cluster": gke_id,
+              "gcp_endpoint": gcp.gke.url}
+    wd = terraform.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+
+    lines = {}
+    res = wd.run("apply", "-var", "cloud=aws")
+    lines["aws"] = cost_line(res.output)
+    assert set(node_groups(moto, eks.name)) == {"train-od", "train-spot"}
+    monthly = {"aws": wd.resource(ADDR)["monthly_usd"]}
+
+    for cloud in ("azure", "gcp"):
+        plan = wd.run("plan", "-var", f"cloud={cloud}")
+        assert "must be replaced" in plan.output, plan
+        m = _REPLACES.search(" ".join(plan.output.split()))
+        assert m, plan.output
+        lines[cloud] = cost_line(plan.output)
+        wd.run("apply", "-var", f"cloud={cloud}")
+        state = wd.resource(ADDR)
+        assert state["cloud"] == cloud
+        monthly[cloud] = state["monthly_usd"]
+        # The delta the plan showed is the difference of the two pools' monthly cost.
+        prev = list(monthly)[-2]
+        delta = float(m.group(3).replace("$", "").replace(",", ""))
+        assert abs(delta - (monthly[cloud] - monthly[prev])) < 0.011, (m.group(0), monthly)
+
+        res = wd.run("plan", "-detailed-exitcode", "-var", f"cloud={cloud}", rc=None)
+        assert res.returncode == 0, res.output
+
+    # Nothing is left on the clouds the pool moved away from.
+    assert node_groups(moto, eks.name) == {}
+    assert all(p["properties"].get("mode") != "User"
+               for p in azure.pools(f"move-tf{v}").values())
+    gpu_pools = [p for p in gcp.pools(f"move-tf{v}").values() if p["config"].get("accelerators")]
+    assert len(gpu_pools) == 2
+    print("\nmove-between-clouds cost lines:\n" + "\n".join(f"{k}: {l}" for k, l in lines.items()))
+    wd.run("destroy", "-var", "cloud=gcp")
+    assert not [p for p in gcp.pools(f"move-tf{v}").values() if p["config"].get("accelerators")]

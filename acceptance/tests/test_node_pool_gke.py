@@ -1,0 +1,186 @@
+"""`gpu_node_pool` on GKE against the Container API and Google OAuth fakes (`fakes/`),
+through the provider's real Google credential chain (Application Default Credentials from
+a service account key file): apply, what GKE then holds (read from the fake's own state),
+an empty second plan, in-place changes, a roll of the machine type without outage,
+import, throttling and slow operations, destroy.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import reliability
+
+from cloud_fakes import PROJECT, pool_config, start_gcp
+
+# Across the Terraform versions: the reliability row counts every run.
+_faults = {"runs": 0, "converged": 0, "faults": 0}
+
+REGION = "us-central1"
+ADDR = "gpu_node_pool.train"
+
+
+@pytest.fixture(scope="module")
+def gcp(tmp_path_factory):
+    fakes = start_gcp(tmp_path_factory.mktemp("gcp"))
+    fakes.gke.configure({"polls": 0})
+    yield fakes
+    fakes.gke.stop()
+    fakes.oauth.stop()
+
+
+@pytest.fixture
+def gcp_tf(terraform, gcp):
+    terraform.env = gcp.env(terraform.env)
+    return terraform
+
+
+def names(terraform, what: str) -> tuple[str, str]:
+    v = terraform.version.replace(".", "")
+    return f"{what}-tf{v}", f"{what}{v}"
+
+
+def workdir(tf, gcp, cluster_id, pool, **kw):
+    return tf.workdir(files={"main.tf": pool_config(
+        gcp, "gcp", cluster_id, pool, region=REGION, gpu=kw.pop("gpu", "L4"),
+        gpu_count=kw.pop("gpu_count", 1), **kw)})
+
+
+def assert_plan_empty(wd):
+    res = wd.run("plan", "-detailed-exitcode", rc=None)
+    assert res.returncode == 0, f"expected an empty plan\n{res}"
+
+
+def by_capacity(pools: dict) -> dict[str, dict]:
+    """The GPU pools of a cluster by capacity (`spot` or `on-demand`); the cluster's
+    default pool left out."""
+    out = {}
+    for name, p in pools.items():
+        if not p["config"].get("accelerators"):
+            continue
+        cap = "spot" if p["config"].get("spot") else "on-demand"
+        assert cap not in out, pools
+        out[cap] = p
+    return out
+
+
+def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
+    cluster, pool = names(gcp_tf, "gke-apply")
+    cid = gcp.cluster(cluster)
+    wd = workdir(gcp_tf, gcp, cid, pool, extra=(
+        '  gcp {\n    image_type         = "cos_containerd"\n'
+        '    gpu_driver_version = "Latest"\n  }\n'))
+    res = wd.run("apply")
+    assert "Cost of gpu_node_pool" in res.output, res
+    pools = by_capacity(gcp.pools(cluster))
+    assert set(pools) == {"spot", "on-demand"}, pools
+    od, spot = pools["on-demand"], pools["spot"]
+    assert od["config"]["machineType"] == spot["config"]["machineType"] == "g2-standard-4"
+    for p in (od, spot):
+        acc = p["config"]["accelerators"][0]
+        assert acc["acceleratorType"] == "nvidia-l4" and int(acc["acceleratorCount"]) == 1
+        assert acc["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "LATEST"
+        assert p["config"]["imageType"] == "COS_CONTAINERD"
+        labels = p["config"]["labels"]
+        assert labels["gpu.tf/cloud"] == "gcp" and labels["gpu.tf/pool"] == pool
+        assert labels["workload"] == "training"
+        tags = p["config"]["resourceLabels"]
+        assert tags["team"] == "ml" and tags["project"] == "llm"
+    assert spot["autoscaling"]["enabled"] is True
+    state = wd.resource(ADDR)
+    assert state["id"] == f"gcp/{PROJECT}/{REGION}/{cluster}/{pool}"
+    assert state["monthly_usd"] > 0
+    # GKE's own spot label and GPU taint are not drift: the second plan is empty.
+    assert_plan_empty(wd)
+    reqs = gcp.requests(cluster)
+    assert reqs and all(r["bearer"] for r in reqs)
+    assert {r.get("auth") for r in reqs if r.get("auth")} == {"self-signed-jwt"}
+
+    # In place: a label and the ceiling, on the same pools.
+    wd.path.joinpath("main.tf").write_text(pool_config(
+        gcp, "gcp", cid, pool, region=REGION, gpu="L4", gpu_count=1, max_nodes=5,
+        labels={"workload": "inference"}, extra=(
+            '  gcp {\n    image_type         = "COS_CONTAINERD"\n'
+            '    gpu_driver_version = "latest"\n  }\n')))
+    wd.run("apply")
+    after = by_capacity(gcp.pools(cluster))
+    assert after["spot"]["name"] == spot["name"] and after["on-demand"]["name"] == od["name"]
+    assert after["spot"]["config"]["labels"]["workload"] == "inference"
+    assert_plan_empty(wd)
+
+    wd.run("destroy")
+    assert by_capacity(gcp.pools(cluster)) == {}
+    assert "default-pool" in gcp.pools(cluster)
+
+
+def test_machine_type_roll_creates_the_new_pools_before_deleting_the_old(gcp_tf, gcp):
+    cluster, pool = names(gcp_tf, "gke-roll")
+    cid = gcp.cluster(cluster)
+    wd = workdir(gcp_tf, gcp, cid, pool)
+    wd.run("apply")
+    before = by_capacity(gcp.pools(cluster))
+    wd.path.joinpath("main.tf").write_text(pool_config(
+        gcp, "gcp", cid, pool, region=REGION, gpu="L4", gpu_count=2))
+    res = wd.run("plan")
+    assert "Rolls" in res.output and "must be replaced" not in res.output, res
+    wd.run("apply")
+    after = by_capacity(gcp.pools(cluster))
+    assert {p["config"]["machineType"] for p in after.values()} == {"g2-standard-24"}
+    assert {p["name"] for p in after.values()}.isdisjoint(p["name"] for p in before.values())
+    # Without outage: each new pool was created before its predecessor was deleted.
+    log = []
+    for r in gcp.requests(cluster):
+        if r["method"] == "POST" and r["path"].endswith("/nodePools"):
+            log.append(("create", ((r.get("json") or {}).get("nodePool") or {}).get("name")))
+        elif r["method"] == "DELETE":
+            log.append(("delete", r["path"].rsplit("/", 1)[-1]))
+    for cap in ("spot", "on-demand"):
+        new, old = after[cap]["name"], before[cap]["name"]
+        assert log.index(("create", new)) < log.index(("delete", old)), log
+    assert_plan_empty(wd)
+    wd.run("destroy")
+
+
+def test_import_round_trip(gcp_tf, gcp):
+    cluster, pool = names(gcp_tf, "gke-import")
+    cid = gcp.cluster(cluster)
+    wd = workdir(gcp_tf, gcp, cid, pool)
+    wd.run("apply")
+    applied = wd.resource(ADDR)
+    fresh = workdir(gcp_tf, gcp, cid, pool)
+    fresh.run("import", ADDR, f"gcp/{PROJECT}/{REGION}/{cluster}/{pool}")
+    imported = fresh.resource(ADDR)
+    assert imported["region"] == REGION and imported["cluster"] == cid
+    assert imported["node_groups"] == applied["node_groups"]
+    assert imported["gpu"] == "L4" and imported["gpu_count"] == 1
+    assert_plan_empty(fresh)
+    fresh.run("destroy")
+    assert by_capacity(gcp.pools(cluster)) == {}
+
+
+def test_throttling_and_slow_operations_converge(gcp_tf, gcp):
+    cluster, pool = names(gcp_tf, "gke-faults")
+    cid = gcp.cluster(cluster)
+    gcp.gke.inject(method="POST", path=f"/clusters/{cluster}/nodePools$", status=429,
+                   count=2, retry_after=1)
+    gcp.gke.inject(method="GET", path=f"/clusters/{cluster}/nodePools/", status=503, count=1)
+    gcp.gke.configure({"polls": 1})  # slow operations
+    wd = workdir(gcp_tf, gcp, cid, pool)
+    try:
+        wd.run("apply")
+    finally:
+        gcp.gke.configure({"polls": 0})
+    assert set(by_capacity(gcp.pools(cluster))) == {"spot", "on-demand"}
+    injected = [r for r in gcp.requests(cluster) if r.get("injected")]
+    assert len(injected) == 3, injected
+    assert_plan_empty(wd)
+    _faults["runs"] += 1
+    _faults["converged"] += 1
+    _faults["faults"] += len(injected)
+    reliability.record(
+        "GKE applies under throttling and slow operations converged", _faults["converged"],
+        _faults["runs"], "all", True,
+        f"{_faults['faults']} faults injected (429 with Retry-After on create, 503 on read) "
+        f"and operations answering InProgress/RUNNING 1x, over {_faults['runs']} "
+        "Terraform versions; then an empty plan")
+    wd.run("destroy")
