@@ -69,7 +69,8 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
     cid = gcp.cluster(cluster)
     wd = workdir(gcp_tf, gcp, cid, pool, extra=(
         '  gcp {\n    image_type         = "cos_containerd"\n'
-        '    gpu_driver_version = "Latest"\n  }\n'))
+        '    gpu_driver_version = "Latest"\n'
+        '    reservation_affinity = "Specific"\n    reservation_name = "l4-floor"\n  }\n'))
     res = wd.run("apply")
     assert "Cost of gpu_node_pool" in res.output, res
     pools = by_capacity(gcp.pools(cluster))
@@ -87,6 +88,11 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
         tags = p["config"]["resourceLabels"]
         assert tags["team"] == "ml" and tags["project"] == "llm"
     assert spot["autoscaling"]["enabled"] is True
+    # The floor consumes the named reservation; the spot pool is left to GKE's default.
+    assert od["config"]["reservationAffinity"] == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name", "values": ["l4-floor"]}
+    assert "reservationAffinity" not in spot["config"]
     state = wd.resource(ADDR)
     assert state["id"] == f"gcp/{PROJECT}/{REGION}/{cluster}/{pool}"
     assert state["monthly_usd"] > 0
@@ -101,7 +107,8 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
         gcp, "gcp", cid, pool, region=REGION, gpu="L4", gpu_count=1, max_nodes=5,
         labels={"workload": "inference"}, extra=(
             '  gcp {\n    image_type         = "COS_CONTAINERD"\n'
-            '    gpu_driver_version = "latest"\n  }\n')))
+            '    gpu_driver_version = "latest"\n'
+            '    reservation_affinity = "SPECIFIC"\n    reservation_name = "l4-floor"\n  }\n')))
     wd.run("apply")
     after = by_capacity(gcp.pools(cluster))
     assert after["spot"]["name"] == spot["name"] and after["on-demand"]["name"] == od["name"]
@@ -154,6 +161,17 @@ def test_import_round_trip(gcp_tf, gcp):
     assert imported["node_groups"] == applied["node_groups"]
     assert imported["gpu"] == "L4" and imported["gpu_count"] == 1
     assert_plan_empty(fresh)
+    if gcp_tf.version != "1.0":
+        # An `import {}` block (Terraform >= 1.5) plans the same adoption, then applies it.
+        block = f'import {{\n  to = {ADDR}\n  id = "gcp/{PROJECT}/{REGION}/{cluster}/{pool}"\n}}\n'
+        by_block = gcp_tf.workdir(files={
+            "main.tf": pool_config(gcp, "gcp", cid, pool, region=REGION, gpu="L4",
+                                   gpu_count=1),
+            "import.tf": block})
+        res = by_block.run("plan")
+        assert "1 to import, 0 to add, 0 to change, 0 to destroy" in res.output, res
+        by_block.run("apply")
+        assert by_block.resource(ADDR)["node_groups"] == applied["node_groups"]
     fresh.run("destroy")
     assert by_capacity(gcp.pools(cluster)) == {}
 

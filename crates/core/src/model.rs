@@ -225,6 +225,41 @@ pub struct GcpClass {
     pub accelerator_type: Option<String>,
     /// GPUs per node (`acceleratorCount`).
     pub accelerator_count: u32,
+    /// `reservationAffinity`: which Compute Engine reservations the nodes consume;
+    /// `None` leaves it to GKE (any matching reservation).
+    pub reservation: Option<Reservation>,
+}
+
+/// A GKE node pool's reservation affinity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reservation {
+    /// `ANY_RESERVATION`: any matching reservation of the project.
+    Any,
+    /// `NO_RESERVATION`: never reserved capacity.
+    None,
+    /// `SPECIFIC_RESERVATION` of the named reservation.
+    Specific(String),
+}
+
+impl Reservation {
+    /// The GKE `consumeReservationType`.
+    pub fn consume_type(&self) -> &'static str {
+        match self {
+            Reservation::Any => "ANY_RESERVATION",
+            Reservation::None => "NO_RESERVATION",
+            Reservation::Specific(_) => "SPECIFIC_RESERVATION",
+        }
+    }
+
+    /// Reads GKE's `consumeReservationType` and the reservation names (`values`).
+    pub fn from_gke(consume: &str, values: &[String]) -> Option<Self> {
+        match consume {
+            "ANY_RESERVATION" => Some(Reservation::Any),
+            "NO_RESERVATION" => Some(Reservation::None),
+            "SPECIFIC_RESERVATION" => values.first().cloned().map(Reservation::Specific),
+            _ => None,
+        }
+    }
 }
 
 impl NodeClass {

@@ -16,7 +16,8 @@ pub type FixedField = (&'static str, Option<String>);
 /// - every cloud: capacity type and the set of machine types;
 /// - EKS: AMI type, node role, subnets;
 /// - AKS: OS SKU, GPU driver, subnet, zones, spot eviction policy;
-/// - GKE: GPU driver version, service account (image type and locations change in place).
+/// - GKE: GPU driver version, service account, image type, and node locations and
+///   reservation affinity when set (the adapter changes none of them in place).
 pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
     let mut out = vec![
         ("capacity", Some(g.capacity.label_value().to_string())),
@@ -62,6 +63,13 @@ pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
             out.push((
                 "node locations",
                 (!c.locations.is_empty()).then(|| join(c.locations.iter().cloned())),
+            ));
+            out.push((
+                "reservation affinity",
+                c.reservation.as_ref().map(|r| match r {
+                    crate::model::Reservation::Specific(n) => format!("specific {n}"),
+                    other => other.consume_type().to_ascii_lowercase(),
+                }),
             ));
             out.push((
                 "service account",

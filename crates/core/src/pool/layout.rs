@@ -332,6 +332,12 @@ fn group(
                 .and_then(|m| crate::gpu::gke_accelerator(spec.gpu, m))
                 .map(str::to_string),
             accelerator_count: spec.gpu_count,
+            // A reservation covers the floor: the spot pool is left to GKE's default.
+            reservation: if capacity == CapacityType::Spot {
+                None
+            } else {
+                c.reservation.clone()
+            },
             ..c.clone()
         }),
         NodeClass::Azure(c) => NodeClass::Azure(crate::model::AzureClass {

@@ -83,6 +83,43 @@ pub(crate) struct NodeConfig {
     /// Node image, e.g. `COS_CONTAINERD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_type: Option<String>,
+    /// Which reservations the nodes consume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation_affinity: Option<ReservationAffinity>,
+}
+
+/// The key that names a reservation in a `SPECIFIC_RESERVATION` affinity.
+pub(crate) const RESERVATION_NAME_KEY: &str = "compute.googleapis.com/reservation-name";
+
+/// A GKE `ReservationAffinity`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReservationAffinity {
+    /// `ANY_RESERVATION`, `NO_RESERVATION` or `SPECIFIC_RESERVATION`.
+    #[serde(default)]
+    pub consume_reservation_type: String,
+    /// For a specific reservation: `compute.googleapis.com/reservation-name`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
+    /// For a specific reservation: its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+impl ReservationAffinity {
+    fn of(r: &crate::model::Reservation) -> Self {
+        match r {
+            crate::model::Reservation::Specific(name) => ReservationAffinity {
+                consume_reservation_type: r.consume_type().into(),
+                key: RESERVATION_NAME_KEY.into(),
+                values: vec![name.clone()],
+            },
+            other => ReservationAffinity {
+                consume_reservation_type: other.consume_type().into(),
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// A GKE `AcceleratorConfig`.
@@ -279,6 +316,7 @@ pub(crate) fn pool_to_gke(spec: &GroupSpec, zones: usize) -> Result<NodePool, Cl
             preemptible: false,
             service_account: class.service_account.clone(),
             image_type: (!class.image_type.is_empty()).then(|| class.image_type.clone()),
+            reservation_affinity: class.reservation.as_ref().map(ReservationAffinity::of),
         },
         initial_node_count: Some(per_zone(s.desired.unwrap_or(s.min), s.max, zones)),
         autoscaling: Some(autoscaling_to_gke(s, spec.capacity)),
@@ -352,6 +390,9 @@ pub(crate) fn pool_from_gke(p: &NodePool, id: String) -> Result<NodeGroup, Cloud
                 .unwrap_or_default(),
             accelerator_type: acc.map(|a| a.accelerator_type.clone()),
             accelerator_count: acc.map_or(0, |a| count(a.accelerator_count)),
+            reservation: p.config.reservation_affinity.as_ref().and_then(|r| {
+                crate::model::Reservation::from_gke(&r.consume_reservation_type, &r.values)
+            }),
         }),
     };
     spec.taints.sort();
@@ -521,6 +562,33 @@ mod tests {
                 max: 4,
                 desired: Some(4)
             }
+        );
+    }
+
+    #[test]
+    fn a_specific_reservation_is_sent_keyed_by_name_and_read_back() {
+        let mut od = spec(CapacityType::OnDemand);
+        if let NodeClass::Gcp(c) = &mut od.class {
+            c.reservation = Some(crate::model::Reservation::Specific("h100-floor".into()));
+        }
+        let p = pool_to_gke(&od, 3).unwrap();
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            json["config"]["reservationAffinity"],
+            serde_json::json!({
+                "consumeReservationType": "SPECIFIC_RESERVATION",
+                "key": "compute.googleapis.com/reservation-name",
+                "values": ["h100-floor"]
+            })
+        );
+        let back = pool_from_gke(&p, "id".into()).unwrap();
+        assert_eq!(back.spec.class, od.class);
+        // No affinity asked: none sent, GKE's default applies.
+        let p = pool_to_gke(&spec(CapacityType::Spot), 3).unwrap();
+        assert!(
+            serde_json::to_value(&p).unwrap()["config"]
+                .get("reservationAffinity")
+                .is_none()
         );
     }
 }

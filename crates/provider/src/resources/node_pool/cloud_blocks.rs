@@ -4,7 +4,7 @@
 //! always compared in the cloud's own spelling, so `ubuntu` and `Ubuntu` are one value.
 
 use gpu_core::cloud::{is_guid, is_zone_of};
-use gpu_core::model::{AzureClass, GcpClass, NodeClass};
+use gpu_core::model::{AzureClass, GcpClass, NodeClass, Reservation};
 use gpu_core::offer::Cloud;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostics, Type, Value};
@@ -36,6 +36,13 @@ const GKE_DRIVERS: [(&str, &str); 3] = [
     ("disabled", "INSTALLATION_DISABLED"),
 ];
 
+/// `gcp.reservation_affinity` values and the GKE `consumeReservationType` they become.
+const GKE_RESERVATIONS: [(&str, &str); 3] = [
+    ("any", "ANY_RESERVATION"),
+    ("none", "NO_RESERVATION"),
+    ("specific", "SPECIFIC_RESERVATION"),
+];
+
 /// The `azure {}` block of `gpu_node_pool`.
 pub fn azure_block() -> NestedBlock {
     NestedBlock::single(
@@ -56,7 +63,9 @@ pub fn gcp_block() -> NestedBlock {
             .attribute(Attribute::optional("service_account", Type::String).describe("E-mail of the service account the nodes run as; default the project's Compute Engine default service account. Changing it rolls the node pools."))
             .attribute(Attribute::optional("node_locations", Type::set(Type::String)).describe("Zones of the nodes, all in the pool's `region` (e.g. `us-central1-a`); default the cluster's. Changing it rolls the node pools."))
             .attribute(Attribute::optional("image_type", Type::String).describe(format!("Node image: one of {}; default `COS_CONTAINERD`. Changing it rolls the node pools.", quoted(&GKE_IMAGE_TYPES))))
-            .attribute(Attribute::optional("gpu_driver_version", Type::String).describe("NVIDIA driver GKE installs: `default` (default), `latest`, or `disabled` (you install it, for example with the NVIDIA GPU Operator). Changing it rolls the node pools.")),
+            .attribute(Attribute::optional("gpu_driver_version", Type::String).describe("NVIDIA driver GKE installs: `default` (default), `latest`, or `disabled` (you install it, for example with the NVIDIA GPU Operator). Changing it rolls the node pools."))
+            .attribute(Attribute::optional("reservation_affinity", Type::String).describe("Which Compute Engine reservations the on-demand node pool (the floor) consumes: `any` (any matching reservation of the project), `none`, or `specific` (the one named by `reservation_name`); default GKE's (any). The spot pool is left to GKE's default. Changing it rolls the on-demand pool."))
+            .attribute(Attribute::optional("reservation_name", Type::String).describe("Name of the reservation the on-demand pool consumes, with `reservation_affinity = \"specific\"` (and only then). Changing it rolls the on-demand pool.")),
     )
 }
 
@@ -139,6 +148,12 @@ pub fn gcp_class(v: &Value) -> GcpClass {
             .and_then(|s| mapped(&s, &GKE_DRIVERS))
             .unwrap_or("DEFAULT")
             .into(),
+        reservation: get("reservation_affinity")
+            .and_then(|s| mapped(&s, &GKE_RESERVATIONS))
+            .and_then(|t| {
+                let name = get("reservation_name").map(|n| n.trim().to_ascii_lowercase());
+                Reservation::from_gke(t, &name.into_iter().collect::<Vec<_>>())
+            }),
         ..Default::default()
     }
 }
@@ -259,6 +274,59 @@ fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
             format!("`gcp.gpu_driver_version` is {s:?}; valid values are `default`, `latest` and `disabled`."),
         );
     }
+    check_reservation(b, d);
+}
+
+/// `gcp.reservation_affinity` and `gcp.reservation_name`: a known affinity, and a name
+/// exactly when it is `specific`, shaped as Compute Engine names reservations.
+fn check_reservation(b: &Value, d: &mut Diagnostics) {
+    let at = |name: &str| AttributePath::attr("gcp").then_attr(name);
+    let unknown = |name: &str| b.get_attr(name).is_some_and(|v| !v.is_known());
+    if unknown("reservation_affinity") || unknown("reservation_name") {
+        return;
+    }
+    let affinity = opt_text(b, "reservation_affinity");
+    let name = opt_text(b, "reservation_name");
+    let kind = affinity
+        .as_deref()
+        .map(|a| (a, mapped(a, &GKE_RESERVATIONS)));
+    if let Some((a, None)) = kind {
+        d.attr_error(
+            at("reservation_affinity"),
+            "Invalid gcp.reservation_affinity",
+            format!("`gcp.reservation_affinity` is {a:?}; valid values are `any`, `none` and `specific`."),
+        );
+        return;
+    }
+    let specific = kind.and_then(|(_, t)| t) == Some("SPECIFIC_RESERVATION");
+    match (&name, specific) {
+        // On the attribute that is written, so Terraform can point at its line.
+        (None, true) => d.attr_error(
+            at("reservation_affinity"),
+            "Missing gcp.reservation_name",
+            "`gcp.reservation_affinity = \"specific\"` needs `gcp.reservation_name`: the name of the reservation the on-demand pool consumes.",
+        ),
+        (Some(_), false) => d.attr_error(
+            at("reservation_name"),
+            "gcp.reservation_name without a specific affinity",
+            "`gcp.reservation_name` is used only with `gcp.reservation_affinity = \"specific\"`: set that, or remove the name.",
+        ),
+        (Some(n), true) if !is_resource_name(n) => d.attr_error(
+            at("reservation_name"),
+            "Invalid gcp.reservation_name",
+            format!("`gcp.reservation_name` is {n:?}; a reservation name is 1-63 lower-case letters, digits and `-`, starting with a letter and not ending with `-`."),
+        ),
+        _ => {}
+    }
+}
+
+/// A Compute Engine resource name (RFC 1035 label, lower case).
+fn is_resource_name(s: &str) -> bool {
+    (1..=63).contains(&s.len())
+        && s.starts_with(|c: char| c.is_ascii_lowercase())
+        && !s.ends_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// `/subscriptions/<guid>/resourceGroups/<g>/providers/Microsoft.Network/virtualNetworks/<v>/subnets/<s>`,
@@ -325,7 +393,12 @@ fn canonical_attr(block: &str, attr: &str, v: &Value) -> Option<Vec<String>> {
         ("gcp", "gpu_driver_version") => {
             one(text.and_then(|t| mapped(t, &GKE_DRIVERS)).map(String::from))
         }
-        ("gcp", "service_account") => one(text.map(|t| t.trim().to_ascii_lowercase())),
+        ("gcp", "service_account") | ("gcp", "reservation_name") => {
+            one(text.map(|t| t.trim().to_ascii_lowercase()))
+        }
+        ("gcp", "reservation_affinity") => one(text
+            .and_then(|t| mapped(t, &GKE_RESERVATIONS))
+            .map(String::from)),
         ("azure", "zones") | ("gcp", "node_locations") => {
             let mut all: Vec<String> = v
                 .as_elements()?
@@ -375,7 +448,7 @@ pub fn keep_prior_spelling(prior: &Value, proposed: &mut Value) {
 /// live takes the live value (drift shows in the next plan); on import (no block yet) the
 /// block holds what differs from the defaults, so a configuration that leaves the
 /// defaults out plans no change.
-pub fn block_from_live(s: &mut Value, live: &NodeClass) {
+pub fn block_from_live(s: &mut Value, live: &NodeClass, floor: Option<&NodeClass>) {
     let (name, pairs): (&str, Vec<(&str, Value)>) = match live {
         NodeClass::Azure(c) => (
             "azure",
@@ -413,6 +486,9 @@ pub fn block_from_live(s: &mut Value, live: &NodeClass) {
                         .as_deref()
                         .map_or(Value::Null, Value::string),
                 ),
+                // Read from the floor's class below.
+                ("reservation_affinity", Value::Null),
+                ("reservation_name", Value::Null),
             ],
         ),
         NodeClass::Aws(_) => return,
@@ -422,7 +498,24 @@ pub fn block_from_live(s: &mut Value, live: &NodeClass) {
         Some(Value::Object(m)) => m.clone(),
         _ => Default::default(),
     };
-    for (attr, live_value) in pairs {
+    // The reservation is the on-demand pool's (the floor's): without one, nothing to read.
+    let floor_reservation = match floor {
+        Some(NodeClass::Gcp(c)) => Some(c.reservation.clone()),
+        _ => None,
+    };
+    for (attr, mut live_value) in pairs {
+        if attr.starts_with("reservation_") {
+            let Some(r) = &floor_reservation else {
+                continue;
+            };
+            live_value = match (attr, r) {
+                ("reservation_affinity", Some(r)) => {
+                    Value::string(unmapped(r.consume_type(), &GKE_RESERVATIONS))
+                }
+                ("reservation_name", Some(Reservation::Specific(n))) => Value::string(n),
+                _ => Value::Null,
+            };
+        }
         let old = block.get(attr).cloned().unwrap_or(Value::Null);
         let live_canon = canonical_attr(name, attr, &live_value);
         let is_default = match (name, attr) {
@@ -430,8 +523,13 @@ pub fn block_from_live(s: &mut Value, live: &NodeClass) {
             ("azure", "gpu_driver") => live_canon == Some(vec!["Install".into()]),
             ("gcp", "image_type") => live_canon == Some(vec!["COS_CONTAINERD".into()]),
             ("gcp", "gpu_driver_version") => live_canon == Some(vec!["DEFAULT".into()]),
-            // Unset means the cluster's: what it is cannot be told from the pool.
-            ("azure", "subnet_id") | ("gcp", "node_locations") | ("gcp", "service_account") => true,
+            // Unset means the cluster's (or GKE's default): what it is cannot be told from
+            // the pool.
+            ("azure", "subnet_id")
+            | ("gcp", "node_locations")
+            | ("gcp", "service_account")
+            | ("gcp", "reservation_affinity")
+            | ("gcp", "reservation_name") => true,
             _ => live_canon.as_ref().is_none_or(Vec::is_empty),
         };
         let new = if old.is_null() {
@@ -701,7 +799,7 @@ mod tests {
         });
         // Import: no block yet; only what differs from the defaults is written.
         let mut s = Value::object([("gcp", Value::Null)]);
-        block_from_live(&mut s, &live);
+        block_from_live(&mut s, &live, None);
         let b = s.get_attr("gcp").unwrap();
         assert_eq!(
             b.get_attr("image_type").and_then(Value::as_str),
@@ -722,7 +820,7 @@ mod tests {
                 ("service_account", Value::Null),
             ]),
         );
-        block_from_live(&mut s, &live);
+        block_from_live(&mut s, &live, None);
         let b = s.get_attr("gcp").unwrap();
         assert_eq!(
             b.get_attr("image_type").and_then(Value::as_str),
@@ -734,7 +832,60 @@ mod tests {
         );
         // All defaults on import: no block at all.
         let mut s = Value::object([("azure", Value::Null)]);
-        block_from_live(&mut s, &NodeClass::Azure(azure_class(&Value::Null)));
+        block_from_live(&mut s, &NodeClass::Azure(azure_class(&Value::Null)), None);
         assert!(s.get_attr("azure").unwrap().is_null());
+    }
+
+    #[test]
+    fn reservation_affinity_is_checked_and_read_into_the_gke_class() {
+        let gcp = |pairs: Vec<(&str, &str)>| {
+            pool_with(
+                "gcp",
+                Value::object(pairs.into_iter().map(|(k, v)| (k, Value::string(v)))),
+            )
+        };
+        let check = |v: &Value| {
+            let mut d = Diagnostics::new();
+            check_own(v, Cloud::Gcp, Some("us-central1"), &mut d);
+            errors(&d)
+        };
+        let ok = gcp(vec![
+            ("reservation_affinity", "Specific"),
+            ("reservation_name", "h100-floor"),
+        ]);
+        assert!(check(&ok).is_empty(), "{:?}", check(&ok));
+        assert_eq!(
+            gcp_class(&ok).reservation,
+            Some(Reservation::Specific("h100-floor".into()))
+        );
+        assert_eq!(
+            gcp_class(&gcp(vec![("reservation_affinity", "none")])).reservation,
+            Some(Reservation::None)
+        );
+        assert_eq!(gcp_class(&gcp(vec![])).reservation, None);
+        for (pairs, says) in [
+            (
+                vec![("reservation_affinity", "specific")],
+                "gcp.reservation_affinity | `gcp.reservation_affinity = \"specific\"` needs",
+            ),
+            (
+                vec![("reservation_name", "h100-floor")],
+                "gcp.reservation_name | `gcp.reservation_name` is used only",
+            ),
+            (
+                vec![("reservation_affinity", "all")],
+                "gcp.reservation_affinity | `gcp.reservation_affinity` is \"all\"",
+            ),
+            (
+                vec![
+                    ("reservation_affinity", "specific"),
+                    ("reservation_name", "H100_Floor"),
+                ],
+                "gcp.reservation_name | `gcp.reservation_name` is \"H100_Floor\"",
+            ),
+        ] {
+            let errs = check(&gcp(pairs));
+            assert!(errs.iter().any(|e| e.starts_with(says)), "{says}: {errs:?}");
+        }
     }
 }

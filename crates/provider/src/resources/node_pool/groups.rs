@@ -150,7 +150,8 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
                 tags: Default::default(),
                 class: with_spot_eviction(
                     with_image(&class, image),
-                    capacity == CapacityType::Spot && keeps_reclaimed,
+                    capacity == CapacityType::Spot,
+                    keeps_reclaimed,
                 ),
                 capacity,
             })
@@ -158,10 +159,13 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
         .collect()
 }
 
-/// `class` with an AKS spot pool's eviction policy as the layout sets it from `reclaim`.
-fn with_spot_eviction(mut class: NodeClass, deallocate: bool) -> NodeClass {
-    if let NodeClass::Azure(a) = &mut class {
-        a.deallocate_evicted = deallocate;
+/// `class` as the layout sets it on a spot group (`spot`): an AKS spot pool's eviction
+/// policy from `reclaim` (`deallocate`), and no GKE reservation (it covers the floor).
+fn with_spot_eviction(mut class: NodeClass, spot: bool, deallocate: bool) -> NodeClass {
+    match &mut class {
+        NodeClass::Azure(a) => a.deallocate_evicted = spot && deallocate,
+        NodeClass::Gcp(g) if spot => g.reservation = None,
+        _ => {}
     }
     class
 }

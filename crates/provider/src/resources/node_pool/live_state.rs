@@ -46,7 +46,7 @@ pub fn state_from_live(
     tags(&mut s, live, default_labels);
     aws_block(&mut s, live);
     if let Some(g) = live.first() {
-        super::cloud_blocks::block_from_live(&mut s, &g.spec.class);
+        super::cloud_blocks::block_from_live(&mut s, &g.spec.class, od.map(|g| &g.spec.class));
     }
     let mut ordered: Vec<NodeGroup> = live.to_vec();
     ordered.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
