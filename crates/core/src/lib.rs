@@ -6,11 +6,13 @@
 //! - [`offer`]: one priced instance type in one place ([`offer::Offer`]) and its key.
 //! - [`catalog`]: a set of offers with its origin; the embedded snapshot.
 //! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
+//! - [`commitment`]: sizing a commitment to the floor of demand.
 //! - [`retry`] and [`cancel`]: the one retry policy of cloud calls, and the stop signal.
 
 pub mod cancel;
 pub mod catalog;
 pub mod cloud;
+pub mod commitment;
 pub mod cost;
 pub mod freshness;
 pub mod gpu;

@@ -32,6 +32,9 @@ enum Command {
     /// catalog`): every price a source answers is dated today, the rest keep the
     /// snapshot's date or stay undated. Writes the CSV and a PROVENANCE.md next to it.
     Catalog(crate::catalog_cli::CatalogArgs),
+    /// Size a commitment to a demand history (the `gpu_commitment_sizing` answer): the
+    /// floor and the optimum with their money, and the cost curve as an SVG chart.
+    CommitmentSize(crate::commitment_cli::CommitmentArgs),
     /// Regenerate the registry docs under docs/ from the provider schema.
     Docs {
         /// The repository root (where docs/ and examples/ are).
@@ -55,6 +58,7 @@ pub fn run() -> ExitCode {
             crate::offers_cli::run(&args, gpu_core::catalog::Catalog::embedded())
         }
         Some(Command::Catalog(args)) => crate::catalog_cli::run(&args),
+        Some(Command::CommitmentSize(args)) => crate::commitment_cli::run(&args),
         Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
             Ok(changed) if check && !changed.is_empty() => {
                 eprintln!("stale docs: {changed:?}; run `make docs`");

@@ -81,6 +81,9 @@ pub fn new() -> Router<Arc<GpuProvider>> {
         .data_source(data_sources::GpuModels)
         .data_source(data_sources::OfferSource::spot_offer(provider.clone()))
         .data_source(data_sources::OfferSource::offers(provider.clone()))
+        .data_source(data_sources::OfferSource::commitment_sizing(
+            provider.clone(),
+        ))
         .data_source(data_sources::OfferSource::pool_placement(provider))
 }
 
@@ -174,6 +177,7 @@ mod tests {
         assert_eq!(
             s.data_sources.keys().collect::<Vec<_>>(),
             [
+                "gpu_commitment_sizing",
                 "gpu_models",
                 "gpu_offers",
                 "gpu_pool_placement",

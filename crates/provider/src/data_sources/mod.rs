@@ -2,6 +2,7 @@
 //! glue: [`GpuModels`], and [`OfferSource`] for the two offer queries (which can read
 //! live prices).
 
+pub mod commitment_sizing;
 pub mod gpu_models;
 pub mod offer_query;
 pub mod offers;
@@ -80,6 +81,19 @@ impl OfferSource {
             validate: offers::validate,
             read: offers::read,
             live_scope: query_scope,
+            provider,
+        }
+    }
+
+    /// `gpu_commitment_sizing`: how many GPUs to commit to (catalog prices fill the
+    /// prices not given; never live).
+    pub fn commitment_sizing(provider: Arc<GpuProvider>) -> Self {
+        OfferSource {
+            type_name: commitment_sizing::TYPE_NAME,
+            schema: commitment_sizing::schema,
+            validate: commitment_sizing::validate,
+            read: commitment_sizing::read,
+            live_scope: |_| None,
             provider,
         }
     }

@@ -1,0 +1,469 @@
+//! `gpu_commitment_sizing`: how many GPUs to commit to, from a demand history (no cloud
+//! call): the floor, the optimum, their money against all-on-demand and all-spot, the
+//! break-even utilisation and the cost curve. Prices are given, or the on-demand, spot and
+//! burst prices are looked up in the catalog for `cloud`, `region` and `gpu`.
+
+use gpu_core::catalog::Catalog;
+use gpu_core::commitment::{self, Commitment, Sizing, SizingInput};
+use gpu_core::freshness::{Freshness, MaxPriceAge};
+use gpu_core::offer::Cloud;
+use gpu_core::query::{self, Capacity, GpuCount, OfferQuery};
+use tfplugin::provider::ReadDataSourceResponse;
+use tfplugin::schema::{Attribute, Block};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Schema, Type, Value};
+
+use crate::validate;
+
+/// The data source's type name.
+pub const TYPE_NAME: &str = "gpu_commitment_sizing";
+
+/// `burst_capacity` values.
+const BURST_CAPACITIES: &[&str] = &["on_demand", "spot"];
+
+fn commitment_type() -> Type {
+    Type::object([
+        ("gpus", Type::Number),
+        ("commit_usd", Type::Number),
+        ("burst_usd", Type::Number),
+        ("total_usd", Type::Number),
+        ("utilization", Type::Number),
+        ("savings_vs_on_demand_usd", Type::Number),
+        ("savings_vs_spot_usd", Type::Number),
+    ])
+}
+
+/// The schema of `gpu_commitment_sizing`.
+pub fn schema() -> Schema {
+    let price =
+        |name: &str, what: &str| Attribute::optional_computed(name, Type::Number).describe(what);
+    Schema::new(
+        Block::new("Sizes a commitment (capacity block, reservation, committed use) to a demand history, with no cloud call: the floor of demand (`floor_percentile`, default the minimum), the count that minimises the total (`N × commit × hours + the GPU-hours above N at the burst price`), their cost against running everything on demand or on spot, the utilisation a commitment needs to pay (`break_even_utilization`), and the whole cost curve. Commit only to the floor; burst above it on spot or on demand.")
+            .attribute(Attribute::optional("hourly_gpus", Type::list(Type::Number)).describe("The demand history: concurrent GPUs in use, one number per hour (0 or more). Set this or `hourly_gpus_csv`."))
+            .attribute(Attribute::optional("hourly_gpus_csv", Type::String).describe("The demand history as CSV text (e.g. `file(\"demand.csv\")`): one hour per line, the GPUs in its last column; a first line that is not a number is a header. Set this or `hourly_gpus`."))
+            .attribute(Attribute::required("commit_usd_per_gpu_hour", Type::Number).describe("Price of one committed GPU-hour in USD, paid whether used or not (for an upfront purchase: its total divided by the term's GPU-hours). Commitment rates are not in the catalog yet, so it is always given."))
+            .attribute(price("burst_usd_per_gpu_hour", "Price of one GPU-hour above the commitment. Default: the catalog's cheapest price per GPU-hour of `gpu` in `cloud`/`region` at `burst_capacity`."))
+            .attribute(price("on_demand_usd_per_gpu_hour", "On-demand price per GPU-hour for the all-on-demand comparison. Default: the catalog's, when `cloud`, `region` and `gpu` are set; else unknown (null savings)."))
+            .attribute(price("spot_usd_per_gpu_hour", "Spot price per GPU-hour for the all-spot comparison. Default: the catalog's, when `cloud`, `region` and `gpu` are set and it has one; else unknown (null savings)."))
+            .attribute(Attribute::optional("cloud", Type::String).describe("Cloud whose catalog prices fill the prices not given: `aws`, `azure` or `gcp`."))
+            .attribute(Attribute::optional("region", Type::String).describe("Region of the catalog prices, e.g. `us-east-1`."))
+            .attribute(Attribute::optional("gpu", Type::String).describe("GPU model of the catalog prices, e.g. `H100` (any alias)."))
+            .attribute(Attribute::optional("gpu_count", Type::Number).describe("Only instance types with this many GPUs count for the catalog prices (default any)."))
+            .attribute(Attribute::optional("burst_capacity", Type::String).describe("What runs above the commitment when `burst_usd_per_gpu_hour` is looked up: `on_demand` (default) or `spot`."))
+            .attribute(Attribute::optional("floor_percentile", Type::Number).describe("The floor is this percentile of hourly demand, rounded down to whole GPUs: 0 (default) is the minimum, the GPUs in use every hour."))
+            .attribute(Attribute::computed("hours", Type::Number).describe("Hours in the history."))
+            .attribute(Attribute::computed("demand_gpu_hours", Type::Number).describe("GPU-hours of demand in the history."))
+            .attribute(Attribute::computed("floor_gpus", Type::Number).describe("GPUs at the floor."))
+            .attribute(Attribute::computed("optimal_gpus", Type::Number).describe("The count with the lowest total over the history (the smallest of equals)."))
+            .attribute(Attribute::computed("floor", commitment_type()).describe("Committing to `floor_gpus`: `gpus`, `commit_usd`, `burst_usd`, `total_usd` (over the history), `utilization` (share of committed GPU-hours used; null at 0 GPUs), `savings_vs_on_demand_usd` and `savings_vs_spot_usd` (null when that price is unknown)."))
+            .attribute(Attribute::computed("optimal", commitment_type()).describe("Committing to `optimal_gpus`, in the same shape as `floor`."))
+            .attribute(Attribute::computed("all_on_demand_usd", Type::Number).describe("The history run entirely on demand; null when that price is unknown."))
+            .attribute(Attribute::computed("all_spot_usd", Type::Number).describe("The history run entirely on spot; null when that price is unknown."))
+            .attribute(Attribute::computed("break_even_utilization", Type::Number).describe("`commit / burst`: the share of its hours a committed GPU must be used to cost less than bursting."))
+            .attribute(Attribute::computed("curve", Type::list(Type::object([("gpus", Type::Number), ("total_usd", Type::Number)]))).describe("Total cost over the history for every whole count from 0 to the peak, to plot."))
+            .attribute(Attribute::computed("price_source", Type::String).describe("Where looked-up prices came from (catalog source and date of each); null when every price was given.")),
+    )
+}
+
+fn get<'a>(config: &'a Value, n: &str) -> Option<&'a Value> {
+    config.get_attr(n).filter(|v| !v.is_null())
+}
+
+/// Checks what can be checked before the history is read.
+pub fn validate(config: &Value) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    let (list, csv) = (get(config, "hourly_gpus"), get(config, "hourly_gpus_csv"));
+    if list.is_some() == csv.is_some() {
+        d.push(
+            Diagnostic::error(
+                "Give one demand history",
+                "Set exactly one of `hourly_gpus` (a list of numbers) and `hourly_gpus_csv` (CSV text).",
+            )
+            .at(AttributePath::attr("hourly_gpus")),
+        );
+    }
+    for n in [
+        "commit_usd_per_gpu_hour",
+        "burst_usd_per_gpu_hour",
+        "on_demand_usd_per_gpu_hour",
+        "spot_usd_per_gpu_hour",
+        "gpu_count",
+    ] {
+        validate::non_negative(&mut d, config.get_attr(n), AttributePath::attr(n));
+    }
+    if let Some(p) = validate::known_f64(config.get_attr("floor_percentile"))
+        && !(0.0..=100.0).contains(&p)
+    {
+        d.attr_error(
+            AttributePath::attr("floor_percentile"),
+            "Invalid floor_percentile",
+            format!(
+                "`floor_percentile` is {p}: a percentile from 0 (the minimum) to 100 (the peak)."
+            ),
+        );
+    }
+    validate::one_of(
+        &mut d,
+        config.get_attr("burst_capacity"),
+        AttributePath::attr("burst_capacity"),
+        BURST_CAPACITIES,
+    );
+    if let Some(c) = validate::known_str(config.get_attr("cloud"))
+        && c.parse::<Cloud>().is_err()
+    {
+        d.attr_error(
+            AttributePath::attr("cloud"),
+            "Invalid cloud",
+            format!("`cloud` is {c:?}; valid: \"aws\", \"azure\", \"gcp\"."),
+        );
+    }
+    if let Some(g) = validate::known_str(config.get_attr("gpu"))
+        && let Err(e) = gpu_core::gpu::lookup(g)
+    {
+        d.attr_error(
+            AttributePath::attr("gpu"),
+            "Unknown GPU",
+            format!("`gpu`: {e}"),
+        );
+    }
+    let lookup = ["cloud", "region", "gpu"].map(|n| get(config, n).is_some());
+    if get(config, "burst_usd_per_gpu_hour").is_none() && !lookup.iter().all(|x| *x) {
+        d.push(
+            Diagnostic::error(
+                "No burst price",
+                "Set `burst_usd_per_gpu_hour`, or `cloud`, `region` and `gpu` to look it up in the catalog.",
+            )
+            .at(AttributePath::attr("burst_usd_per_gpu_hour")),
+        );
+    }
+    d
+}
+
+/// A catalog price per GPU-hour and where it came from.
+struct Looked {
+    usd: f64,
+    source: String,
+}
+
+/// The cheapest price per GPU-hour of the configured GPU in the configured place.
+fn look_up(config: &Value, catalog: &Catalog, spot: bool, fresh: &Freshness) -> Option<Looked> {
+    let gpu = gpu_core::gpu::lookup(validate::known_str(get(config, "gpu"))?).ok()?;
+    let cloud: Cloud = validate::known_str(get(config, "cloud"))?.parse().ok()?;
+    let region = validate::known_str(get(config, "region"))?;
+    let q = OfferQuery {
+        gpus: vec![gpu],
+        gpu_count: validate::known_f64(get(config, "gpu_count")).map(GpuCount::Exact),
+        clouds: vec![cloud],
+        regions: vec![region.to_string()],
+        capacity: if spot {
+            Capacity::Spot
+        } else {
+            Capacity::OnDemand
+        },
+        freshness: *fresh,
+        ..OfferQuery::default()
+    };
+    let r = query::run(catalog, &q).ok()?;
+    let best = r.items.first()?;
+    let o = best.offer.origin(spot);
+    Some(Looked {
+        usd: best.price_per_gpu_hour,
+        source: format!(
+            "{} {} {} of {}: {}{}",
+            if spot { "spot" } else { "on-demand" },
+            cloud,
+            region,
+            best.offer.instance_type,
+            o.source,
+            o.as_of
+                .as_deref()
+                .map_or_else(|| " (undated)".to_string(), |d| format!(" ({d})"))
+        ),
+    })
+}
+
+/// Computes the data source's result.
+pub fn read(
+    config: &Value,
+    catalog: &Catalog,
+    default_age: Option<MaxPriceAge>,
+) -> ReadDataSourceResponse {
+    let diagnostics = validate(config);
+    if diagnostics.has_errors() {
+        return diagnostics.into();
+    }
+    let fail = |attr: &str, summary: &str, detail: String| -> ReadDataSourceResponse {
+        Diagnostics::from(Diagnostic::error(summary, detail).at(AttributePath::attr(attr))).into()
+    };
+    let hourly = match (get(config, "hourly_gpus"), get(config, "hourly_gpus_csv")) {
+        (Some(list), _) => list
+            .as_elements()
+            .unwrap_or_default()
+            .iter()
+            .map(|v| v.as_number().map_or(f64::NAN, |n| n.as_f64()))
+            .collect(),
+        (_, Some(csv)) => match commitment::parse_csv(csv.as_str().unwrap_or_default()) {
+            Ok(v) => v,
+            Err(e) => return fail("hourly_gpus_csv", "Invalid hourly_gpus_csv", e),
+        },
+        _ => Vec::new(),
+    };
+    let fresh = Freshness::at_most(default_age);
+    let given = |n: &str| validate::known_f64(get(config, n));
+    let mut sources = Vec::new();
+    let mut price = |n: &str, spot: bool| {
+        given(n).or_else(|| {
+            let l = look_up(config, catalog, spot, &fresh)?;
+            sources.push(l.source);
+            Some(l.usd)
+        })
+    };
+    let on_demand = price("on_demand_usd_per_gpu_hour", false);
+    let spot = price("spot_usd_per_gpu_hour", true);
+    let burst_spot = validate::known_str(get(config, "burst_capacity")) == Some("spot");
+    let burst = given("burst_usd_per_gpu_hour").or(if burst_spot { spot } else { on_demand });
+    let Some(burst) = burst else {
+        return fail(
+            "burst_usd_per_gpu_hour",
+            "No burst price",
+            format!(
+                "the catalog has no {} price for this GPU in this cloud and region; set `burst_usd_per_gpu_hour`",
+                if burst_spot { "spot" } else { "on-demand" }
+            ),
+        );
+    };
+    let input = SizingInput {
+        hourly_gpus: hourly,
+        commit_usd_per_gpu_hour: given("commit_usd_per_gpu_hour").unwrap_or(f64::NAN),
+        burst_usd_per_gpu_hour: burst,
+        floor_percentile: given("floor_percentile").unwrap_or(0.0),
+        on_demand_usd_per_gpu_hour: on_demand,
+        spot_usd_per_gpu_hour: spot,
+    };
+    let sizing = match commitment::size(&input) {
+        Ok(s) => s,
+        Err(e) => {
+            let attr = match &e {
+                commitment::SizingError::BadPrice { name, .. } => name,
+                commitment::SizingError::BadPercentile(_) => "floor_percentile",
+                _ if get(config, "hourly_gpus").is_some() => "hourly_gpus",
+                _ => "hourly_gpus_csv",
+            };
+            return fail(attr, "Cannot size the commitment", e.to_string());
+        }
+    };
+    let mut state = config.clone();
+    for (k, v) in outputs(&sizing, &input, &sources) {
+        if let Value::Object(m) = &mut state {
+            m.insert(k.to_string(), v);
+        }
+    }
+    ReadDataSourceResponse {
+        state,
+        diagnostics: Diagnostics::new(),
+    }
+}
+
+fn num(x: Option<f64>) -> Value {
+    x.map_or(Value::Null, |x| Value::number((x * 1e6).round() / 1e6))
+}
+
+fn commitment_value(c: &Commitment) -> Value {
+    Value::object([
+        ("gpus", Value::number(i64::from(c.gpus))),
+        ("commit_usd", num(Some(c.commit_usd))),
+        ("burst_usd", num(Some(c.burst_usd))),
+        ("total_usd", num(Some(c.total_usd))),
+        ("utilization", num(c.utilization)),
+        ("savings_vs_on_demand_usd", num(c.savings_vs_on_demand_usd)),
+        ("savings_vs_spot_usd", num(c.savings_vs_spot_usd)),
+    ])
+}
+
+fn outputs(s: &Sizing, input: &SizingInput, sources: &[String]) -> Vec<(&'static str, Value)> {
+    vec![
+        ("hours", Value::number(s.hours as i64)),
+        ("demand_gpu_hours", num(Some(s.demand_gpu_hours))),
+        ("floor_gpus", Value::number(i64::from(s.floor.gpus))),
+        ("optimal_gpus", Value::number(i64::from(s.optimal.gpus))),
+        ("floor", commitment_value(&s.floor)),
+        ("optimal", commitment_value(&s.optimal)),
+        ("all_on_demand_usd", num(s.all_on_demand_usd)),
+        ("all_spot_usd", num(s.all_spot_usd)),
+        (
+            "break_even_utilization",
+            num(Some(s.break_even_utilization)),
+        ),
+        (
+            "curve",
+            Value::List(
+                s.curve
+                    .iter()
+                    .map(|(n, usd)| {
+                        Value::object([
+                            ("gpus", Value::number(i64::from(*n))),
+                            ("total_usd", num(Some(*usd))),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "burst_usd_per_gpu_hour",
+            num(Some(input.burst_usd_per_gpu_hour)),
+        ),
+        (
+            "on_demand_usd_per_gpu_hour",
+            num(input.on_demand_usd_per_gpu_hour),
+        ),
+        ("spot_usd_per_gpu_hour", num(input.spot_usd_per_gpu_hour)),
+        (
+            "price_source",
+            if sources.is_empty() {
+                Value::Null
+            } else {
+                Value::string(sources.join("; "))
+            },
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: Vec<(&str, Value)>) -> Value {
+        let schema_keys = match schema().value_type() {
+            Type::Object(o) => o.attributes.keys().cloned().collect::<Vec<_>>(),
+            _ => unreachable!(),
+        };
+        let mut m: std::collections::BTreeMap<String, Value> =
+            schema_keys.into_iter().map(|k| (k, Value::Null)).collect();
+        for (k, v) in pairs {
+            m.insert(k.into(), v);
+        }
+        Value::Object(m)
+    }
+
+    fn nums(v: &[f64]) -> Value {
+        Value::List(v.iter().map(|x| Value::number(*x)).collect())
+    }
+
+    #[test]
+    fn sizes_a_given_history_and_prices() {
+        let mut hourly = vec![4.0; 75];
+        hourly.extend([10.0; 25]);
+        let c = config(vec![
+            ("hourly_gpus", nums(&hourly)),
+            ("commit_usd_per_gpu_hour", Value::number(1.0)),
+            ("burst_usd_per_gpu_hour", Value::number(2.0)),
+        ]);
+        let r = read(&c, Catalog::embedded(), None);
+        assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+        let s = &r.state;
+        let n = |v: &Value, k: &str| v.get_attr(k).and_then(Value::as_number).map(|n| n.as_f64());
+        assert_eq!(n(s, "optimal_gpus"), Some(4.0));
+        assert_eq!(n(s, "break_even_utilization"), Some(0.5));
+        assert_eq!(n(s.get_attr("optimal").unwrap(), "total_usd"), Some(700.0));
+        assert!(
+            s.get_attr("all_on_demand_usd").unwrap().is_null(),
+            "unknown stays unknown"
+        );
+        assert!(s.get_attr("price_source").unwrap().is_null());
+        assert_eq!(
+            s.get_attr("curve")
+                .and_then(Value::as_elements)
+                .map(|c| c.len()),
+            Some(11)
+        );
+    }
+
+    #[test]
+    fn looks_up_burst_on_demand_and_spot_prices_in_the_catalog() {
+        let c = config(vec![
+            (
+                "hourly_gpus_csv",
+                Value::string("hour,gpus\n1,16\n2,24\n3,8\n"),
+            ),
+            ("commit_usd_per_gpu_hour", Value::number(2.0)),
+            ("cloud", Value::string("aws")),
+            ("region", Value::string("us-east-1")),
+            ("gpu", Value::string("h100")),
+            ("gpu_count", Value::number(8.0)),
+        ]);
+        let r = read(&c, Catalog::embedded(), None);
+        assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+        let s = &r.state;
+        let od = s
+            .get_attr("on_demand_usd_per_gpu_hour")
+            .and_then(Value::as_number)
+            .unwrap();
+        let burst = s
+            .get_attr("burst_usd_per_gpu_hour")
+            .and_then(Value::as_number)
+            .unwrap();
+        assert_eq!(od.as_f64(), burst.as_f64(), "burst defaults to on-demand");
+        assert!(od.as_f64() > 2.0);
+        let src = s.get_attr("price_source").and_then(Value::as_str).unwrap();
+        assert!(src.contains("on-demand aws us-east-1 of p5"), "{src}");
+        assert_eq!(
+            s.get_attr("hours")
+                .and_then(Value::as_number)
+                .map(|n| n.as_f64()),
+            Some(3.0)
+        );
+    }
+
+    #[test]
+    fn bad_input_names_the_attribute() {
+        let errs = |c: &Value| -> Vec<String> {
+            let r = read(c, Catalog::embedded(), None);
+            r.diagnostics
+                .0
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| {
+                    d.attribute
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let base = |extra: Vec<(&str, Value)>| {
+            let mut pairs = vec![
+                ("hourly_gpus", nums(&[1.0, 2.0])),
+                ("commit_usd_per_gpu_hour", Value::number(1.0)),
+                ("burst_usd_per_gpu_hour", Value::number(2.0)),
+            ];
+            pairs.extend(extra);
+            config(pairs)
+        };
+        assert_eq!(
+            errs(&base(vec![("hourly_gpus_csv", Value::string("1"))])),
+            ["hourly_gpus"]
+        );
+        assert_eq!(
+            errs(&base(vec![("floor_percentile", Value::number(150.0))])),
+            ["floor_percentile"]
+        );
+        assert_eq!(
+            errs(&base(vec![("hourly_gpus", nums(&[1.0, -1.0]))])),
+            ["hourly_gpus"]
+        );
+        assert_eq!(
+            errs(&base(vec![("burst_capacity", Value::string("reserved"))])),
+            ["burst_capacity"]
+        );
+        let no_burst = config(vec![
+            ("hourly_gpus", nums(&[1.0])),
+            ("commit_usd_per_gpu_hour", Value::number(1.0)),
+        ]);
+        assert_eq!(errs(&no_burst), ["burst_usd_per_gpu_hour"]);
+        let csv = config(vec![
+            ("hourly_gpus_csv", Value::string("1\nlots\n")),
+            ("commit_usd_per_gpu_hour", Value::number(1.0)),
+            ("burst_usd_per_gpu_hour", Value::number(2.0)),
+        ]);
+        assert_eq!(errs(&csv), ["hourly_gpus_csv"]);
+    }
+}
