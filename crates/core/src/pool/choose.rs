@@ -152,6 +152,14 @@ pub fn by_on_demand_price(types: &[ChosenType]) -> Vec<ChosenType> {
     v
 }
 
+/// `types` ordered by spot price (unpriced last, stable): on a cloud with one machine
+/// type per group, the spot group runs the first, the one the cost preview prices spot at.
+pub fn by_spot_price(types: &[ChosenType]) -> Vec<ChosenType> {
+    let mut v = types.to_vec();
+    v.sort_by(|a, b| cmp_price(a.price(true), b.price(true)));
+    v
+}
+
 /// A type with no rows yet.
 fn unpriced(instance_type: &str) -> ChosenType {
     ChosenType {

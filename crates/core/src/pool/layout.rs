@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::choose::{ChosenType, by_on_demand_price};
+use super::choose::{ChosenType, by_on_demand_price, by_spot_price};
 use super::spec::{
     LABEL_CAPACITY_TYPE, LABEL_CLOUD, LABEL_MODEL, LABEL_POOL, LABEL_PRICE, LABEL_PRICE_AS_OF,
     LABEL_PRICE_SOURCE, LABEL_PRICED_AS, NodePoolSpec, gpu_taint,
@@ -115,10 +115,18 @@ pub fn groups(
         ));
     }
     if let Some(scaling) = s.spot {
+        // Where the group takes fewer types than were chosen or pinned (AKS, GKE: one), it
+        // takes the cheapest on spot: the one the cost preview prices its nodes at, and the
+        // same whatever order pinned types are written in.
+        let spot_types = if types.len() > per_group {
+            names(&by_spot_price(types))
+        } else {
+            names(types)
+        };
         out.push(group(
             spec,
             CapacityType::Spot,
-            names(types),
+            spot_types,
             scaling,
             class,
             default_tags,

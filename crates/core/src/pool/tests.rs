@@ -718,3 +718,30 @@ fn aks_and_gke_pool_names_must_be_label_values() {
         assert_problem(&c, "name", &["1–63 letters", "gpu.tf/pool"]);
     }
 }
+
+#[test]
+fn one_type_clouds_run_the_cheapest_spot_type_whatever_the_pinned_order() {
+    use crate::model::AzureClass;
+    let mut s = sized(0, 4, 1, true);
+    s.cloud = Cloud::Aws;
+    let chosen = super::instance_types(&s, &catalog(), 3, &Freshness::any());
+    assert!(chosen.len() >= 2, "{chosen:?}");
+    let cheapest_spot = super::choose::by_spot_price(&chosen)[0]
+        .instance_type
+        .clone();
+    // The same rows, as if pinned on a one-type cloud, in both orders.
+    let class = NodeClass::Azure(AzureClass {
+        os_sku: "Ubuntu".into(),
+        gpu_driver: "Install".into(),
+        ..Default::default()
+    });
+    s.cloud = Cloud::Azure;
+    for order in [chosen.clone(), chosen.iter().rev().cloned().collect()] {
+        let groups = layout::groups(&s, &order, &class, &BTreeMap::new());
+        let spot = groups
+            .iter()
+            .find(|g| g.capacity == CapacityType::Spot)
+            .unwrap();
+        assert_eq!(spot.machine_types, std::slice::from_ref(&cheapest_spot));
+    }
+}
