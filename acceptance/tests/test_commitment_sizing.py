@@ -94,3 +94,41 @@ def test_cli_prints_the_table_and_writes_the_chart(provider_bin, tmp_path):
     assert floor.split()[1] == "16", floor
     svg = chart.read_text()
     assert svg.startswith("<svg") and svg.count("<polyline") == 1 and "optimal:" in svg
+
+
+def test_the_provider_function_gives_the_same_answer(terraform):
+    """`provider::gpu::commitment_size` (Terraform 1.8 and later) against the reference and
+    the data source; a bad argument is Terraform's error naming the argument."""
+    if terraform.version == "1.0":
+        pytest.skip("provider-defined functions need Terraform 1.8 or later")
+    hourly = [4.0] * 75 + [10.0] * 25
+    config = f"""
+terraform {{
+  required_providers {{
+    gpu = {{ source = "gpu-tf/gpu" }}
+  }}
+}}
+output "f" {{ value = provider::gpu::commitment_size({json.dumps(hourly)}, 1, 2) }}
+"""
+    wd = terraform.workdir(files={"main.tf": config})
+    wd.run("plan", "-out=tfplan")
+    f = wd.show_json("tfplan")["planned_values"]["outputs"]["f"]["value"]
+    costs = reference(hourly, 1.0, 2.0)
+    assert f["optimal_gpus"] == 4 and f["floor_gpus"] == 4
+    assert [p["total_usd"] for p in f["curve"]] == pytest.approx(costs)
+    assert f["optimal"]["total_usd"] == pytest.approx(700.0)
+    assert f["break_even_utilization"] == 0.5
+    bad = terraform.workdir(files={"main.tf": config.replace(", 1, 2)", ", 1, 0)")})
+    res = bad.fails("plan")
+    assert "burst_usd_per_gpu_hour" in res.output and "more than 0" in res.output, res
+
+
+def test_the_function_example_plans(terraform):
+    if terraform.version == "1.0":
+        pytest.skip("provider-defined functions need Terraform 1.8 or later")
+    wd = terraform.workdir("functions/commitment_size")
+    wd.run("plan", "-out=tfplan")
+    out = wd.show_json("tfplan")["planned_values"]["outputs"]["commit_to"]["value"]
+    # 2.10 / 6.88 ≈ 31%: the 10-GPU hours (25% of the day) do not pay for a commitment.
+    assert out == {"floor": 4, "optimal": 4, "saves": pytest.approx(
+        sum(d * 6.88 for d in [4] * 18 + [10] * 6) - (4 * 2.10 * 24 + 6 * 6 * 6.88))}, out

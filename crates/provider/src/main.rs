@@ -7,6 +7,7 @@ mod commitment_cli;
 mod config;
 mod data_sources;
 mod docs;
+mod functions;
 mod live;
 mod logging;
 mod offers_cli;

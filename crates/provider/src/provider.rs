@@ -85,6 +85,7 @@ pub fn new() -> Router<Arc<GpuProvider>> {
             provider.clone(),
         ))
         .data_source(data_sources::OfferSource::pool_placement(provider))
+        .function(crate::functions::CommitmentSize)
 }
 
 #[async_trait]

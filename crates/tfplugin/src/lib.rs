@@ -16,6 +16,7 @@ pub mod proto;
 pub mod value;
 
 pub mod diag;
+pub mod function;
 pub mod import_id;
 pub mod plan;
 pub mod private;
@@ -29,6 +30,7 @@ pub mod timeouts;
 pub mod validators;
 
 pub use diag::{AttributePath, Diagnostic, Diagnostics, PathStep, Severity};
+pub use function::{Function, FunctionError, FunctionSignature, Parameter};
 pub use private::PrivateState;
 pub use provider::{Provider, ProviderSchemas};
 pub use resource::{DataSource, Resource};

@@ -21,6 +21,8 @@ pub struct ProviderSchemas {
     pub resources: BTreeMap<String, Schema>,
     /// Data source types by full type name (`gpu_offers`).
     pub data_sources: BTreeMap<String, Schema>,
+    /// Provider-defined functions by name (Terraform 1.8 and later).
+    pub functions: BTreeMap<String, crate::function::FunctionSignature>,
 }
 
 /// What the Terraform client says it can handle.
@@ -345,6 +347,19 @@ pub trait Provider: Send + Sync + 'static {
     /// `ConfigureProvider`: keep what the resources need (clients, defaults).
     async fn configure_provider(&self, _request: ConfigureProviderRequest) -> Diagnostics {
         Diagnostics::new()
+    }
+
+    /// `CallFunction`: arguments converted to the signature's parameter types; the default
+    /// has no functions.
+    async fn call_function(
+        &self,
+        name: &str,
+        _arguments: Vec<Value>,
+    ) -> Result<Value, crate::function::FunctionError> {
+        Err(crate::function::FunctionError {
+            text: format!("This provider has no function named `{name}`."),
+            argument: None,
+        })
     }
 
     /// `ReadResource`: the default keeps the state as it is.

@@ -96,6 +96,7 @@ pub struct Router<P: ProviderBlock = Schema> {
     provider: P,
     resources: BTreeMap<String, Registered<dyn Resource>>,
     data_sources: BTreeMap<String, Registered<dyn DataSource>>,
+    functions: BTreeMap<String, Box<dyn crate::function::Function>>,
 }
 
 /// The list of known names for an "unknown type" message.
@@ -115,7 +116,19 @@ impl<P: ProviderBlock> Router<P> {
             provider,
             resources: BTreeMap::new(),
             data_sources: BTreeMap::new(),
+            functions: BTreeMap::new(),
         }
+    }
+
+    /// Adds a provider-defined function. Panics if its name is already registered.
+    pub fn function(mut self, function: impl crate::function::Function) -> Self {
+        let name = function.name().to_string();
+        assert!(
+            !self.functions.contains_key(&name),
+            "function `{name}` registered twice"
+        );
+        self.functions.insert(name, Box::new(function));
+        self
     }
 
     /// Adds a resource type. Panics if its type name is already registered.
@@ -212,6 +225,28 @@ impl<P: ProviderBlock> Provider for Router<P> {
                 .iter()
                 .map(|(n, d)| (n.clone(), d.schema.clone()))
                 .collect(),
+            functions: self
+                .functions
+                .iter()
+                .map(|(n, f)| (n.clone(), f.signature()))
+                .collect(),
+        }
+    }
+
+    async fn call_function(
+        &self,
+        name: &str,
+        arguments: Vec<Value>,
+    ) -> Result<Value, crate::function::FunctionError> {
+        match self.functions.get(name) {
+            Some(f) => f.call(arguments).await,
+            None => Err(crate::function::FunctionError {
+                text: format!(
+                    "This provider has no function named `{name}`; its functions: {}.",
+                    known(self.functions.keys().cloned())
+                ),
+                argument: None,
+            }),
         }
     }
 
@@ -705,5 +740,53 @@ mod tests {
     #[should_panic(expected = "registered twice")]
     fn a_type_registered_twice_panics() {
         let _ = router().resource(Thing);
+    }
+
+    struct Double;
+
+    #[async_trait]
+    impl crate::function::Function for Double {
+        fn name(&self) -> &str {
+            "double"
+        }
+        fn signature(&self) -> crate::function::FunctionSignature {
+            crate::function::FunctionSignature {
+                summary: "twice x".into(),
+                description: String::new(),
+                parameters: vec![crate::function::Parameter::new("x", Type::Number, "x")],
+                returns: Type::Number,
+            }
+        }
+        async fn call(&self, a: Vec<Value>) -> Result<Value, crate::function::FunctionError> {
+            let x = a[0].as_number().map(|n| n.as_f64()).unwrap_or_default();
+            if x < 0.0 {
+                return Err(crate::function::FunctionError::argument(
+                    0,
+                    "x must be 0 or more",
+                ));
+            }
+            Ok(Value::number(2.0 * x))
+        }
+    }
+
+    #[tokio::test]
+    async fn functions_are_listed_and_called_by_name() {
+        let r = router().function(Double);
+        assert_eq!(r.schemas().functions.keys().collect::<Vec<_>>(), ["double"]);
+        assert_eq!(
+            r.call_function("double", vec![Value::number(2.0)]).await,
+            Ok(Value::number(4.0))
+        );
+        let e = r
+            .call_function("double", vec![Value::number(-1.0)])
+            .await
+            .unwrap_err();
+        assert_eq!(e.argument, Some(0));
+        let e = r.call_function("triple", vec![]).await.unwrap_err();
+        assert!(
+            e.text.contains("`triple`") && e.text.contains("`double`"),
+            "{}",
+            e.text
+        );
     }
 }

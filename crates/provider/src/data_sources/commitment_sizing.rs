@@ -20,7 +20,8 @@ pub const TYPE_NAME: &str = "gpu_commitment_sizing";
 /// `burst_capacity` values.
 const BURST_CAPACITIES: &[&str] = &["on_demand", "spot"];
 
-fn commitment_type() -> Type {
+/// The type of one sized commitment (`floor`, `optimal`).
+pub fn commitment_type() -> Type {
     Type::object([
         ("gpus", Type::Number),
         ("commit_usd", Type::Number),
@@ -263,11 +264,13 @@ pub fn read(
     }
 }
 
-fn num(x: Option<f64>) -> Value {
+/// A rounded number, or null.
+pub fn num(x: Option<f64>) -> Value {
     x.map_or(Value::Null, |x| Value::number((x * 1e6).round() / 1e6))
 }
 
-fn commitment_value(c: &Commitment) -> Value {
+/// One sized commitment as a value of [`commitment_type`].
+pub fn commitment_value(c: &Commitment) -> Value {
     Value::object([
         ("gpus", Value::number(i64::from(c.gpus))),
         ("commit_usd", num(Some(c.commit_usd))),

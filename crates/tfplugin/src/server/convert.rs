@@ -127,6 +127,41 @@ fn attribute(a: &Attribute) -> pb::schema::Attribute {
     }
 }
 
+/// Function signatures as the protocol's `Function` messages.
+pub fn functions(
+    fs: &std::collections::BTreeMap<String, crate::function::FunctionSignature>,
+) -> std::collections::HashMap<String, pb::Function> {
+    fs.iter()
+        .map(|(name, f)| {
+            (
+                name.clone(),
+                pb::Function {
+                    parameters: f
+                        .parameters
+                        .iter()
+                        .map(|p| pb::function::Parameter {
+                            name: p.name.clone(),
+                            r#type: p.ty.to_json_bytes(),
+                            allow_null_value: p.allow_null,
+                            allow_unknown_values: false,
+                            description: p.description.clone(),
+                            description_kind: pb::StringKind::Markdown as i32,
+                        })
+                        .collect(),
+                    variadic_parameter: None,
+                    r#return: Some(pb::function::Return {
+                        r#type: f.returns.to_json_bytes(),
+                    }),
+                    summary: f.summary.clone(),
+                    description: f.description.clone(),
+                    description_kind: pb::StringKind::Markdown as i32,
+                    deprecation_message: String::new(),
+                },
+            )
+        })
+        .collect()
+}
+
 /// Decodes a `DynamicValue` (msgpack preferred, JSON accepted) against `ty`. An absent value
 /// decodes as null. A malformed one is an error diagnostic naming `what`, never a panic.
 pub fn decode(dv: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostic> {

@@ -105,6 +105,7 @@ impl<P: Provider> ProviderService<P> {
                 .collect(),
             provider_meta: schemas.provider_meta.as_ref().map(convert::schema),
             server_capabilities: Some(capabilities(provider.as_ref())),
+            functions: convert::functions(&schemas.functions),
             ..Default::default()
         };
         ProviderService {
@@ -727,23 +728,70 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         _: Request<pb::get_functions::Request>,
     ) -> Reply<pb::get_functions::Response> {
-        Ok(Response::new(Default::default()))
+        Ok(Response::new(pb::get_functions::Response {
+            functions: self.schema_response.functions.clone(),
+            diagnostics: Vec::new(),
+        }))
     }
 
     async fn call_function(
         &self,
         req: Request<pb::call_function::Request>,
     ) -> Reply<pb::call_function::Response> {
-        Ok(Response::new(pb::call_function::Response {
-            result: None,
-            error: Some(pb::FunctionError {
-                text: format!(
-                    "This provider has no function named `{}`.",
-                    req.into_inner().name
+        let req = req.into_inner();
+        let fail = |text: String, argument: Option<usize>| {
+            Ok(Response::new(pb::call_function::Response {
+                result: None,
+                error: Some(pb::FunctionError {
+                    text,
+                    function_argument: argument.map(|i| i as i64),
+                }),
+            }))
+        };
+        let Some(signature) = self.schemas.functions.get(&req.name) else {
+            return fail(
+                format!("This provider has no function named `{}`.", req.name),
+                None,
+            );
+        };
+        if req.arguments.len() != signature.parameters.len() {
+            return fail(
+                format!(
+                    "`{}` takes {} arguments, not {}.",
+                    req.name,
+                    signature.parameters.len(),
+                    req.arguments.len()
                 ),
-                function_argument: None,
-            }),
-        }))
+                None,
+            );
+        }
+        let mut arguments = Vec::with_capacity(req.arguments.len());
+        for (i, (dv, p)) in req.arguments.iter().zip(&signature.parameters).enumerate() {
+            match convert::decode(Some(dv), &p.ty, &format!("argument `{}`", p.name)) {
+                Ok(v) => arguments.push(v),
+                Err(d) => return fail(format!("{}: {}", d.summary, d.detail), Some(i)),
+            }
+        }
+        let result = guarded(
+            "CallFunction",
+            self.provider.call_function(&req.name, arguments),
+        )
+        .await
+        .map_err(|d| crate::function::FunctionError {
+            text: format!("{}: {}", d.summary, d.detail),
+            argument: None,
+        })
+        .and_then(|r| r);
+        match result {
+            Ok(v) => match convert::encode(&v, &signature.returns, "function result") {
+                Ok(dv) => Ok(Response::new(pb::call_function::Response {
+                    result: Some(dv),
+                    error: None,
+                })),
+                Err(d) => fail(format!("{}: {}", d.summary, d.detail), None),
+            },
+            Err(e) => fail(e.text, e.argument),
+        }
     }
 
     async fn validate_state_store_config(
@@ -910,6 +958,7 @@ mod tests {
                 resources: [("t_thing".to_string(), thing())].into(),
                 data_sources: [("t_echo".to_string(), echo())].into(),
                 provider_meta: None,
+                functions: Default::default(),
             }
         }
 
