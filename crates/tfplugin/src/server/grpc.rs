@@ -1,7 +1,7 @@
 //! The `tfplugin6.Provider` gRPC service: decodes each request against the provider's
 //! schemas, calls the matching [`Provider`] method, and encodes the answer. RPCs the
-//! provider has nothing for (functions, ephemeral resources, list resources, state
-//! stores, actions) answer with an error diagnostic, never a transport error or a panic.
+//! provider has nothing for (ephemeral resources, list resources, state stores, actions,
+//! functions it does not have) answer with an error, never a transport error or a panic.
 
 use super::convert::{self, decode, encode};
 use crate::diag::{Diagnostic, Diagnostics};
