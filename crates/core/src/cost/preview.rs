@@ -174,6 +174,19 @@ pub fn preview(
         },
         |p| p.instance_type.clone(),
     );
+    // Where a group runs one type (AKS, GKE), the pool runs at most the two priced ones.
+    let one_type =
+        crate::cloud::traits::of(spec.cloud).is_some_and(|t| t.machine_types_per_group == 1);
+    let others = if one_type {
+        let used: std::collections::BTreeSet<&str> = [&on_demand, &spot]
+            .into_iter()
+            .flatten()
+            .map(|p| p.instance_type.as_str())
+            .collect();
+        used.len().saturating_sub(1)
+    } else {
+        types.len().saturating_sub(1)
+    };
     Ok(CostPreview {
         pool: spec.name.clone(),
         cloud: spec.cloud,
@@ -189,7 +202,7 @@ pub fn preview(
         monthly_delta_usd_max: monthly_usd_max - prior.map_or(0.0, |p| p.monthly_usd_max),
         spot_upper_bound,
         notes,
-        lead_type: (lead, types.len().saturating_sub(1)),
+        lead_type: (lead, others),
     })
 }
 

@@ -745,3 +745,27 @@ fn one_type_clouds_run_the_cheapest_spot_type_whatever_the_pinned_order() {
         assert_eq!(spot.machine_types, std::slice::from_ref(&cheapest_spot));
     }
 }
+
+#[test]
+fn the_summary_counts_only_the_types_a_one_type_cloud_runs() {
+    let mut s = sized(0, 4, 1, true);
+    let t = super::instance_types(&s, &catalog(), 3, &Freshness::any());
+    assert!(t.len() >= 3, "{t:?}");
+    let aws = crate::cost::preview(&s, &t, None).unwrap().summary();
+    assert!(
+        aws.contains(&format!("(+{} other types)", t.len() - 1)),
+        "{aws}"
+    );
+    s.cloud = Cloud::Azure;
+    let p = crate::cost::preview(&s, &t, None).unwrap();
+    let used: std::collections::BTreeSet<&str> = [&p.on_demand, &p.spot]
+        .into_iter()
+        .flatten()
+        .map(|x| x.instance_type.as_str())
+        .collect();
+    let azure = p.summary();
+    match used.len() {
+        1 => assert!(!azure.contains("other type"), "{azure}"),
+        _ => assert!(azure.contains("(+1 other type)"), "{azure}"),
+    }
+}
