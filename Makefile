@@ -60,9 +60,12 @@ unit: venv
 	  echo "cargo-nextest not found; using cargo test"; $(CARGO) test --workspace; \
 	fi
 
+# Test modules run in ACCEPTANCE_JOBS worker processes, a module per worker at a time
+# (`--dist loadfile`): modules share no emulator, so they are independent.
+ACCEPTANCE_JOBS ?= 2
 acceptance: build venv
 	@rm -rf acceptance/.reliability
-	$(PY) -m pytest acceptance $(PYTEST_ARGS)
+	$(PY) -m pytest acceptance -n $(ACCEPTANCE_JOBS) --dist loadfile $(PYTEST_ARGS)
 	@echo; $(PY) acceptance/reliability_report.py --present
 
 test: unit acceptance
@@ -125,7 +128,7 @@ RELIABILITY_TESTS := $(addprefix acceptance/tests/,test_bad_input.py test_faults
   test_plugin_mtls.py)
 reliability: build venv
 	@rm -rf acceptance/.reliability; rc=0; \
-	FAULT_RUNS=$(FAULT_RUNS) $(PY) -m pytest $(RELIABILITY_TESTS) $(PYTEST_ARGS) || rc=1; \
+	FAULT_RUNS=$(FAULT_RUNS) $(PY) -m pytest $(RELIABILITY_TESTS) -n $(ACCEPTANCE_JOBS) --dist loadfile $(PYTEST_ARGS) || rc=1; \
 	$(MAKE) --no-print-directory fuzz-short PYTHON=$(PY) || rc=1; \
 	echo; $(PY) acceptance/reliability_report.py || rc=1; \
 	exit $$rc
