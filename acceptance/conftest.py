@@ -249,6 +249,11 @@ class Workdir:
                 return r["values"]
         raise AssertionError(f"{address} not in state")
 
+    def assert_plan_empty(self, *args: str) -> None:
+        """`plan -detailed-exitcode` must report no change; the plan is printed if not."""
+        res = self.run("plan", "-detailed-exitcode", *args, rc=None)
+        assert res.returncode == 0, f"expected an empty plan\n{res}"
+
     def plan_is_empty(self) -> bool:
         res = self.run("plan", "-detailed-exitcode", rc=None)
         assert res.returncode in (0, 2), str(res)

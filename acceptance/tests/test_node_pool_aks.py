@@ -46,11 +46,6 @@ def workdir(tf, azure, cluster_id, pool, **kw):
         gpu_count=kw.pop("gpu_count", 1), **kw)})
 
 
-def assert_plan_empty(wd):
-    res = wd.run("plan", "-detailed-exitcode", rc=None)
-    assert res.returncode == 0, f"expected an empty plan\n{res}"
-
-
 def by_priority(pools: dict) -> dict[str, dict]:
     """The user pools of a cluster by `scaleSetPriority` (the System pool left out)."""
     out = {}
@@ -93,7 +88,7 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(az_tf, azure):
     assert {g["name"] for g in state["node_groups"]} == {od["name"], spot["name"]}
     assert state["monthly_usd"] > 0
     # A second plan reads ARM (AKS's own spot label and taint are not drift): no change.
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
     # Every call carried a bearer token from the local Entra ID; none went elsewhere.
     reqs = azure.requests(cluster)
     assert reqs and all(r["bearer"] for r in reqs)
@@ -109,7 +104,7 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(az_tf, azure):
     assert after["Spot"]["name"] == spot["name"] and after["Regular"]["name"] == od["name"]
     assert after["Spot"]["maxCount"] == 4
     assert after["Spot"]["nodeLabels"]["workload"] == "inference"
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
 
     wd.run("destroy")
     assert by_priority(azure.pools(cluster)) == {}
@@ -136,7 +131,7 @@ def test_vm_size_roll_creates_the_new_pools_before_deleting_the_old(az_tf, azure
     for cap in ("Regular", "Spot"):
         new, old = after[cap]["name"], before[cap]["name"]
         assert log.index(("PUT", new)) < log.index(("DELETE", old)), log
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
     wd.run("destroy")
 
 
@@ -153,7 +148,7 @@ def test_import_round_trip(az_tf, azure):
     assert imported["cluster"] == cid
     assert imported["node_groups"] == applied["node_groups"]
     assert imported["gpu"] == "A100-80GB" and imported["gpu_count"] == 1
-    assert_plan_empty(fresh)
+    fresh.assert_plan_empty()
     fresh.run("destroy")
     assert by_priority(azure.pools(cluster)) == {}
 
@@ -174,7 +169,7 @@ def test_throttling_and_slow_operations_converge(az_tf, azure):
     assert set(by_priority(azure.pools(cluster))) == {"Regular", "Spot"}
     injected = [r for r in azure.requests(cluster) if r.get("injected")]
     assert len(injected) == 3, injected
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
     _faults["runs"] += 1
     _faults["converged"] += 1
     _faults["faults"] += len(injected)

@@ -46,11 +46,6 @@ def workdir(tf, gcp, cluster_id, pool, **kw):
         gpu_count=kw.pop("gpu_count", 1), **kw)})
 
 
-def assert_plan_empty(wd):
-    res = wd.run("plan", "-detailed-exitcode", rc=None)
-    assert res.returncode == 0, f"expected an empty plan\n{res}"
-
-
 def by_capacity(pools: dict) -> dict[str, dict]:
     """The GPU pools of a cluster by capacity (`spot` or `on-demand`); the cluster's
     default pool left out."""
@@ -97,7 +92,7 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
     assert state["id"] == f"gcp/{PROJECT}/{REGION}/{cluster}/{pool}"
     assert state["monthly_usd"] > 0
     # GKE's own spot label and GPU taint are not drift: the second plan is empty.
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
     reqs = gcp.requests(cluster)
     assert reqs and all(r["bearer"] for r in reqs)
     assert {r.get("auth") for r in reqs if r.get("auth")} == {"self-signed-jwt"}
@@ -113,7 +108,7 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
     after = by_capacity(gcp.pools(cluster))
     assert after["spot"]["name"] == spot["name"] and after["on-demand"]["name"] == od["name"]
     assert after["spot"]["config"]["labels"]["workload"] == "inference"
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
 
     wd.run("destroy")
     assert by_capacity(gcp.pools(cluster)) == {}
@@ -144,7 +139,7 @@ def test_machine_type_roll_creates_the_new_pools_before_deleting_the_old(gcp_tf,
     for cap in ("spot", "on-demand"):
         new, old = after[cap]["name"], before[cap]["name"]
         assert log.index(("create", new)) < log.index(("delete", old)), log
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
     wd.run("destroy")
 
 
@@ -160,7 +155,7 @@ def test_import_round_trip(gcp_tf, gcp):
     assert imported["region"] == REGION and imported["cluster"] == cid
     assert imported["node_groups"] == applied["node_groups"]
     assert imported["gpu"] == "L4" and imported["gpu_count"] == 1
-    assert_plan_empty(fresh)
+    fresh.assert_plan_empty()
     if gcp_tf.version != "1.0":
         # An `import {}` block (Terraform >= 1.5) plans the same adoption, then applies it.
         block = f'import {{\n  to = {ADDR}\n  id = "gcp/{PROJECT}/{REGION}/{cluster}/{pool}"\n}}\n'
@@ -191,7 +186,7 @@ def test_throttling_and_slow_operations_converge(gcp_tf, gcp):
     assert set(by_capacity(gcp.pools(cluster))) == {"spot", "on-demand"}
     injected = [r for r in gcp.requests(cluster) if r.get("injected")]
     assert len(injected) == 3, injected
-    assert_plan_empty(wd)
+    wd.assert_plan_empty()
     _faults["runs"] += 1
     _faults["converged"] += 1
     _faults["faults"] += len(injected)

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use gpu_core::commitment::{self, SizingInput};
 use tfplugin::{Function, FunctionError, FunctionSignature, Parameter, Type, Value};
 
-use crate::data_sources::commitment_sizing::{commitment_type, commitment_value, num};
+use crate::data_sources::commitment_sizing::{
+    commitment_type, commitment_value, curve_type, curve_value, num,
+};
 
 /// `commitment_size(hourly_gpus, commit_usd_per_gpu_hour, burst_usd_per_gpu_hour)`.
 #[derive(Debug, Clone, Copy)]
@@ -19,13 +21,7 @@ fn result_type() -> Type {
         ("break_even_utilization", Type::Number),
         ("floor", commitment_type()),
         ("optimal", commitment_type()),
-        (
-            "curve",
-            Type::list(Type::object([
-                ("gpus", Type::Number),
-                ("total_usd", Type::Number),
-            ])),
-        ),
+        ("curve", curve_type()),
     ])
 }
 
@@ -92,20 +88,7 @@ impl Function for CommitmentSize {
             ),
             ("floor", commitment_value(&s.floor)),
             ("optimal", commitment_value(&s.optimal)),
-            (
-                "curve",
-                Value::List(
-                    s.curve
-                        .iter()
-                        .map(|(n, usd)| {
-                            Value::object([
-                                ("gpus", Value::number(i64::from(*n))),
-                                ("total_usd", num(Some(*usd))),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
+            ("curve", curve_value(&s)),
         ]))
     }
 }

@@ -60,7 +60,7 @@ pub fn schema() -> Schema {
             .attribute(Attribute::computed("all_on_demand_usd", Type::Number).describe("The history run entirely on demand; null when that price is unknown."))
             .attribute(Attribute::computed("all_spot_usd", Type::Number).describe("The history run entirely on spot; null when that price is unknown."))
             .attribute(Attribute::computed("break_even_utilization", Type::Number).describe("`commit / burst`: the share of its hours a committed GPU must be used to cost less than bursting."))
-            .attribute(Attribute::computed("curve", Type::list(Type::object([("gpus", Type::Number), ("total_usd", Type::Number)]))).describe("Total cost over the history for every whole count from 0 to the peak, to plot."))
+            .attribute(Attribute::computed("curve", curve_type()).describe("Total cost over the history for every whole count from 0 to the peak, to plot."))
             .attribute(Attribute::computed("price_source", Type::String).describe("Where looked-up prices came from (catalog source and date of each); null when every price was given.")),
     )
 }
@@ -269,6 +269,29 @@ pub fn num(x: Option<f64>) -> Value {
     x.map_or(Value::Null, |x| Value::number((x * 1e6).round() / 1e6))
 }
 
+/// The type of the cost curve: `(gpus, total_usd)` for every whole count.
+pub fn curve_type() -> Type {
+    Type::list(Type::object([
+        ("gpus", Type::Number),
+        ("total_usd", Type::Number),
+    ]))
+}
+
+/// The cost curve of `s` as a value of [`curve_type`].
+pub fn curve_value(s: &Sizing) -> Value {
+    Value::List(
+        s.curve
+            .iter()
+            .map(|(n, usd)| {
+                Value::object([
+                    ("gpus", Value::number(i64::from(*n))),
+                    ("total_usd", num(Some(*usd))),
+                ])
+            })
+            .collect(),
+    )
+}
+
 /// One sized commitment as a value of [`commitment_type`].
 pub fn commitment_value(c: &Commitment) -> Value {
     Value::object([
@@ -296,20 +319,7 @@ fn outputs(s: &Sizing, input: &SizingInput, sources: &[String]) -> Vec<(&'static
             "break_even_utilization",
             num(Some(s.break_even_utilization)),
         ),
-        (
-            "curve",
-            Value::List(
-                s.curve
-                    .iter()
-                    .map(|(n, usd)| {
-                        Value::object([
-                            ("gpus", Value::number(i64::from(*n))),
-                            ("total_usd", num(Some(*usd))),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
+        ("curve", curve_value(s)),
         (
             "burst_usd_per_gpu_hour",
             num(Some(input.burst_usd_per_gpu_hour)),
