@@ -1,6 +1,7 @@
 """Small fake cloud APIs for the acceptance suite: Azure Resource Manager with AKS agent
-pools (`arm_aks.py`), the GKE Container API v1 (`gke.py`) and the two token endpoints their
-credentials come from (`tokens.py`). See README.md in this directory for what each serves
+pools (`arm_aks.py`), the GKE Container API v1 (`gke.py`), the two token endpoints their
+credentials come from (`tokens.py`), and EC2 Capacity Blocks and Capacity Reservations in
+front of moto (`ec2_commitments.py`). See README.md in this directory for what each serves
 and which public reference every behaviour comes from.
 
 This module holds what the fakes share:
@@ -60,6 +61,7 @@ class Request:
     headers: object    # http.client.HTTPMessage (case-insensitive get)
     body: bytes
     log: dict
+    target: str = ""   # the request target as received: raw path and query, not decoded
 
     def bearer(self) -> str | None:
         """The token of an `Authorization: Bearer <token>` header, else None."""
@@ -77,7 +79,9 @@ class Request:
 @dataclass
 class Fault:
     """Answer `count` requests matching `method` (or "*") and the regular expression `path`
-    (searched in the decoded path) with `status`, in the cloud's error shape."""
+    (searched in `FakeServer.fault_target`: the decoded path unless the fake says otherwise)
+    with `status`, in the cloud's error shape. With `lose_answer` the request is served
+    first (its side effects happen) and the error replaces the real answer: a lost answer."""
 
     method: str
     path: str
@@ -86,12 +90,14 @@ class Fault:
     retry_after: int | None = None
     code: str | None = None
     message: str | None = None
+    lose_answer: bool = False
 
     def matches(self, method: str, path: str) -> bool:
         return self.count > 0 and self.method in ("*", method) and re.search(self.path, path)
 
 
-FAULT_KEYS = ("method", "path", "status", "count", "retry_after", "code", "message")
+FAULT_KEYS = ("method", "path", "status", "count", "retry_after", "code", "message",
+              "lose_answer")
 
 
 class FakeServer:
@@ -153,11 +159,13 @@ class FakeServer:
 
     def inject(self, method: str = "*", path: str = ".*", status: int = 429, count: int = 1,
                retry_after: int | None = None, code: str | None = None,
-               message: str | None = None) -> Fault:
+               message: str | None = None, lose_answer: bool = False) -> Fault:
         """Answers the next `count` matching requests with an error instead of serving
-        them (`retry_after` adds a `Retry-After: <seconds>` header)."""
+        them (`retry_after` adds a `Retry-After: <seconds>` header; `lose_answer` serves
+        them first, so only the answer is lost)."""
         fault = Fault(method.upper() if method != "*" else "*", path, int(status), int(count),
-                      None if retry_after is None else int(retry_after), code, message)
+                      None if retry_after is None else int(retry_after), code, message,
+                      bool(lose_answer))
         with self.lock:
             self.faults.append(fault)
         return fault
@@ -204,6 +212,12 @@ class FakeServer:
               retry_after: int | None = None) -> Response:
         raise NotImplementedError
 
+    def fault_target(self, request: Request) -> str:
+        """What a fault's `path` pattern is searched in; called first for every request.
+        The decoded path here; a fake whose API names the operation elsewhere (EC2's
+        `Action` parameter) overrides it."""
+        return request.path
+
     def log_entry(self, request: Request) -> dict:
         """The request log entry; subclasses may add (non-secret) fields."""
         return request.log
@@ -218,22 +232,29 @@ class FakeServer:
                  "bearer": auth[:7].lower() == "bearer " and bool(auth[7:].strip()),
                  "status": None}
         request = Request(method, path, parse_qs(url.query, keep_blank_values=True), headers,
-                          body, entry)
+                          body, entry, raw_path)
         with self.lock:
             self.requests.append(entry)
-            fault = next((f for f in self.faults if f.matches(method, path)), None)
+            target = self.fault_target(request)
+            fault = next((f for f in self.faults if f.matches(method, target)), None)
             if fault is not None:
                 fault.count -= 1
                 entry["injected"] = True
+                if fault.lose_answer:
+                    entry["lost_status"] = self._handle_safely(request).status
                 response = self.error(fault.status, fault.code, fault.message,
                                       fault.retry_after)
             else:
-                try:
-                    response = self.handle(request)
-                except Exception:  # a bug in the fake: say so loudly, as a 500
-                    response = Response(500, {"fake_bug": traceback.format_exc()})
+                response = self._handle_safely(request)
             entry["status"] = response.status
         return response
+
+    def _handle_safely(self, request: Request) -> Response:
+        """`handle`, with a bug in the fake turned into a 500 that shows the traceback."""
+        try:
+            return self.handle(request)
+        except Exception:  # a bug in the fake: say so loudly, as a 500
+            return Response(500, {"fake_bug": traceback.format_exc()})
 
     def _control(self, method: str, path: str, body: bytes) -> Response:
         try:

@@ -1,0 +1,795 @@
+"""A fake of the EC2 Query API for the two kinds of capacity commitment moto does not have,
+Capacity Blocks for ML and On-Demand Capacity Reservations, in front of a moto server that
+answers every other EC2 action (and anything else sent here).
+
+    moto = aws_emulator.start_moto(tmp)
+    ec2 = Ec2Commitments(moto.url).start()          # the provider's aws.endpoints.ec2
+    ec2.seed_offerings("us-east-1", [{"instance_type": "p5.48xlarge",
+                                      "availability_zone": "us-east-1a", "instance_count": 2,
+                                      "start": "2027-01-04T11:30:00Z", "duration_hours": 48,
+                                      "upfront_fee": "12345.67"}])   # or POST /_fake/offerings
+    ... boto3.client("ec2", endpoint_url=ec2.url, ...) ...
+    ec2.set_clock(advance_hours=48)                  # or POST /_fake/clock
+    ec2.state()["regions"]["us-east-1"]["reservations"]           # or GET /_fake/state
+
+Served here, in EC2's XML: DescribeCapacityBlockOfferings, PurchaseCapacityBlock,
+CreateCapacityReservation, DescribeCapacityReservations, CancelCapacityReservation. Every
+other request goes to moto unchanged and moto's answer comes back unchanged (logged with
+`forwarded: true`). A SigV4 `Authorization` header is required (its signature is not
+checked); the region of its credential scope selects the state, which is kept per region.
+Faults match the action name (`{"path": "^PurchaseCapacityBlock$", ...}`). Parameter names
+follow the botocore service model `ec2/2016-11-15`; see README.md for the references of
+every behaviour and for what is a guess.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import http.client
+import json
+import re
+import secrets
+import uuid
+from urllib.parse import parse_qsl, urlsplit
+from xml.sax.saxutils import escape
+
+from . import FakeServer, Request, Response
+
+NAMESPACE = "http://ec2.amazonaws.com/doc/2016-11-15/"
+ACCOUNT = "123456789012"  # moto's default account
+UTC = _dt.timezone.utc
+
+# Query parameter names (first segment of the serialized name) per action, from the
+# botocore model: those the fake emulates, and valid ones it refuses as not emulated.
+PARAMS = {
+    "DescribeCapacityBlockOfferings": (
+        {"DryRun", "InstanceType", "InstanceCount", "StartDateRange", "EndDateRange",
+         "CapacityDurationHours", "NextToken", "MaxResults"},
+        {"UltraserverType", "UltraserverCount", "AllAvailabilityZones",
+         "InstanceTypePreference"}),
+    "PurchaseCapacityBlock": (
+        {"DryRun", "TagSpecification", "CapacityBlockOfferingId", "InstancePlatform"},
+        set()),
+    "CreateCapacityReservation": (
+        {"ClientToken", "InstanceType", "InstancePlatform", "AvailabilityZone",
+         "AvailabilityZoneId", "Tenancy", "InstanceCount", "EbsOptimized", "EphemeralStorage",
+         "EndDate", "EndDateType", "InstanceMatchCriteria", "TagSpecifications", "DryRun"},
+        {"OutpostArn", "PlacementGroupArn", "StartDate", "CommitmentDuration",
+         "DeliveryPreference"}),
+    "DescribeCapacityReservations": (
+        {"CapacityReservationId", "NextToken", "MaxResults", "Filter", "DryRun"}, set()),
+    "CancelCapacityReservation": (
+        {"CapacityReservationId", "DryRun"}, {"ApplyCancellationCharges", "QuoteId"}),
+}
+REQUIRED = {
+    "DescribeCapacityBlockOfferings": ("CapacityDurationHours",),
+    "PurchaseCapacityBlock": ("CapacityBlockOfferingId", "InstancePlatform"),
+    "CreateCapacityReservation": ("InstanceType", "InstancePlatform", "InstanceCount"),
+    "DescribeCapacityReservations": (),
+    "CancelCapacityReservation": ("CapacityReservationId",),
+}
+# Enum CapacityReservationInstancePlatform of the model.
+PLATFORMS = (
+    "Linux/UNIX", "Red Hat Enterprise Linux", "SUSE Linux", "Windows", "Windows with SQL Server",
+    "Windows with SQL Server Enterprise", "Windows with SQL Server Standard",
+    "Windows with SQL Server Web", "Linux with SQL Server Standard",
+    "Linux with SQL Server Web", "Linux with SQL Server Enterprise",
+    "RHEL with SQL Server Standard", "RHEL with SQL Server Enterprise",
+    "RHEL with SQL Server Web", "RHEL with HA", "RHEL with HA and SQL Server Standard",
+    "RHEL with HA and SQL Server Enterprise", "Ubuntu Pro")
+# User guide, "Capacity Blocks for ML", supported platforms.
+CAPACITY_BLOCK_PLATFORMS = ("Linux/UNIX", "Red Hat Enterprise Linux", "RHEL with HA",
+                            "SUSE Linux", "Ubuntu Pro")
+ENUMS = {"Tenancy": ("default", "dedicated"), "EndDateType": ("unlimited", "limited"),
+         "InstanceMatchCriteria": ("open", "targeted")}
+FILTERS = ("instance-type", "owner-id", "instance-platform", "availability-zone", "tenancy",
+           "outpost-arn", "state", "start-date", "end-date", "end-date-type",
+           "instance-match-criteria", "placement-group-arn")
+INSTANCE_TYPE_RE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")
+RESERVATION_ID_RE = re.compile(r"cr-[0-9a-f]{17}")
+OFFERING_ID_RE = re.compile(r"cb-[0-9a-f]{17}")
+CREDENTIAL_RE = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([^/,\s]+)/([^/,\s]+)/aws4_request")
+SECRET_PARAM_RE = re.compile(r"secret|password|privatekey|keymaterial|userdata|sessiontoken|"
+                             r"signature|credential", re.I)
+SECRET_QUERY_RE = re.compile(r"((?:X-Amz-(?:Signature|Credential|Security-Token))=)[^&]*", re.I)
+STATUS_OF_CODE = {"AuthFailure": 401, "DryRunOperation": 412, "InsufficientInstanceCapacity": 500,
+                  "InternalError": 500, "RequestLimitExceeded": 503, "ServiceUnavailable": 503,
+                  "Unavailable": 503}
+CODE_OF_STATUS = {400: "InvalidParameterValue", 401: "AuthFailure", 403: "UnauthorizedOperation",
+                  429: "RequestLimitExceeded", 500: "InternalError",
+                  503: "RequestLimitExceeded"}
+MESSAGES = {"RequestLimitExceeded": "Request limit exceeded.",
+            "InternalError": "An internal error has occurred.",
+            "ServiceUnavailable": "The request has failed due to a temporary failure of the "
+                                  "server.",
+            "UnauthorizedOperation": "You are not authorized to perform this operation."}
+HOP_BY_HOP = {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
+              "trailer", "upgrade", "proxy-authorization", "proxy-authenticate", "expect"}
+MAX_START_AHEAD = _dt.timedelta(weeks=8)
+
+
+class Ec2Error(Exception):
+    """An EC2 error answer: `code`, `message`, and the HTTP status (400 unless the code is a
+    server error)."""
+
+    def __init__(self, code: str, message: str, status: int | None = None):
+        super().__init__(message)
+        self.code, self.message = code, message
+        self.status = status or STATUS_OF_CODE.get(code, 400)
+
+
+# --- values ---------------------------------------------------------------------------------
+
+def ec2_time(when: _dt.datetime) -> str:
+    """EC2's timestamp form, `2026-12-10T00:00:00.000Z`."""
+    when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def parse_time(text, name: str = "timestamp") -> _dt.datetime:
+    """An ISO 8601 instant (`Z` or an offset; naive means UTC)."""
+    if isinstance(text, _dt.datetime):
+        when = text
+    else:
+        try:
+            when = _dt.datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise Ec2Error("InvalidParameterValue",
+                           f"Value ({text}) for parameter {name} is invalid. "
+                           "Expected an ISO 8601 timestamp.") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _int(params: dict, name: str, low: int | None = None, high: int | None = None,
+         code: str = "InvalidParameterValue") -> int | None:
+    if name not in params:
+        return None
+    try:
+        value = int(params[name])
+    except ValueError:
+        raise Ec2Error("InvalidParameterValue",
+                       f"Invalid value '{params[name]}' for {name}.") from None
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise Ec2Error(code, f"Value ( {value} ) for parameter {name} is invalid. Expecting a "
+                             f"value between {low} and {high}.")
+    return value
+
+
+def _bool(params: dict, name: str) -> bool:
+    value = params.get(name, "false").lower()
+    if value not in ("true", "false"):
+        raise Ec2Error("InvalidParameterValue", f"Invalid value '{params[name]}' for {name}.")
+    return value == "true"
+
+
+def _enum(params: dict, name: str, allowed, default: str | None = None) -> str | None:
+    value = params.get(name, default)
+    if value is not None and value not in allowed:
+        raise Ec2Error("InvalidParameterValue", f"Invalid value '{value}' for {name}. "
+                                                f"Valid values: {', '.join(allowed)}.")
+    return value
+
+
+def _members(params: dict, prefix: str) -> list[dict]:
+    """The structures of the flattened list `prefix.N.*`, in index order, each as its own
+    parameter dict (`TagSpecification.1.Tag.2.Key` -> [{"Tag.2.Key": ...}])."""
+    groups: dict[int, dict] = {}
+    for key, value in params.items():
+        m = re.fullmatch(re.escape(prefix) + r"\.(\d+)\.(.+)", key)
+        if m:
+            groups.setdefault(int(m[1]), {})[m[2]] = value
+    return [groups[i] for i in sorted(groups)]
+
+
+def _scalars(params: dict, prefix: str) -> list[str]:
+    """The values of the flattened list `prefix.N`, in index order."""
+    found = {int(m[1]): v for k, v in params.items()
+             if (m := re.fullmatch(re.escape(prefix) + r"\.(\d+)", k))}
+    return [found[i] for i in sorted(found)]
+
+
+def _xml(name: str, value) -> str:
+    """One element: dicts nest, lists become `<item>`s, bools `true`/`false`, datetimes
+    EC2 timestamps; None is left out."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        inner = "".join(_xml(k, v) for k, v in value.items())
+    elif isinstance(value, list):
+        inner = "".join(_xml("item", v) for v in value)
+    elif isinstance(value, bool):
+        inner = "true" if value else "false"
+    elif isinstance(value, _dt.datetime):
+        inner = ec2_time(value)
+    else:
+        inner = escape(str(value))
+    return f"<{name}>{inner}</{name}>"
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(9)[:17]}"
+
+
+def _page(items: list, params: dict, action: str) -> tuple[list, str | None]:
+    """`MaxResults`/`NextToken` paging; the token is the offset, tied to the action."""
+    size = _int(params, "MaxResults", 1, 1000, code="InvalidMaxResults")
+    start = 0
+    if params.get("NextToken"):
+        try:
+            token = json.loads(base64.urlsafe_b64decode(params["NextToken"].encode()))
+            start = int(token["offset"]) if token["action"] == action else -1
+        except Exception:  # noqa: BLE001 - any malformed token is the same error
+            start = -1
+        if start < 0:
+            raise Ec2Error("InvalidNextToken", "The specified NextToken is not valid.")
+    if size is None:
+        return items[start:], None
+    end = start + size
+    token = None
+    if end < len(items):
+        token = base64.urlsafe_b64encode(json.dumps({"action": action, "offset": end})
+                                         .encode()).decode()
+    return items[start:end], token
+
+
+class Ec2Commitments(FakeServer):
+    """The fake EC2 endpoint (`url` replaces https://ec2.<region>.amazonaws.com), forwarding
+    to `moto_url`. Settings (`POST /_fake/faults` or `configure`): `payment_pending_reads`
+    (DescribeCapacityReservations answers that show a purchased block `payment-pending`
+    before its payment clears, default 1), `fail_next_payment` (the next purchase ends
+    `payment-failed`)."""
+
+    name = "ec2-commitments"
+
+    def __init__(self, moto_url: str):
+        super().__init__()
+        self.moto_url = moto_url.rstrip("/")
+        self.zone_cache: dict[str, list[tuple[str, str]]] = {}
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        self.regions: dict[str, dict] = {}
+        self.clock_offset = _dt.timedelta(0)
+        self.payment_pending_reads, self.fail_next_payment = 1, False
+
+    def configure(self, settings: dict) -> None:
+        s = dict(settings)
+        if "payment_pending_reads" in s:
+            self.payment_pending_reads = max(0, int(s.pop("payment_pending_reads")))
+        if "fail_next_payment" in s:
+            self.fail_next_payment = bool(s.pop("fail_next_payment"))
+        super().configure(s)
+
+    # --- clock, regions, zones -------------------------------------------------------------
+
+    def now(self) -> _dt.datetime:
+        """The fake's clock: real time moved by `set_clock`."""
+        return _dt.datetime.now(UTC) + self.clock_offset
+
+    def set_clock(self, advance_hours: float | None = None, now: str | None = None) -> dict:
+        """Moves the clock forward by `advance_hours`, or to the instant `now`. Any move
+        also clears every pending Capacity Block payment (time has passed for it)."""
+        with self.lock:
+            if now is not None:
+                self.clock_offset = parse_time(now, "now") - _dt.datetime.now(UTC)
+            if advance_hours is not None:
+                self.clock_offset += _dt.timedelta(hours=float(advance_hours))
+            for region in self.regions.values():
+                for r in region["reservations"].values():
+                    if r["payment"] == "pending":
+                        self._settle_payment(r)
+            return {"now": ec2_time(self.now())}
+
+    def _region(self, name: str) -> dict:
+        return self.regions.setdefault(name, {"offerings": {}, "consumed": {},
+                                              "reservations": {}, "tokens": {},
+                                              "no_capacity": set()})
+
+    def zones(self, region: str) -> list[tuple[str, str]]:
+        """(zone name, zone id) of `region` as moto's DescribeAvailabilityZones lists them,
+        so the fake and moto agree on zones; asked once per region."""
+        if region not in self.zone_cache:
+            date = _dt.datetime.now(UTC).strftime("%Y%m%d")
+            status, _, body = self._moto("POST", "/", b"Action=DescribeAvailabilityZones&"
+                                         b"Version=2016-11-15", {
+                "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
+                "Authorization": f"AWS4-HMAC-SHA256 Credential=testing/{date}/{region}/ec2/"
+                                 "aws4_request, SignedHeaders=host, Signature=fake"})
+            text = body.decode("utf-8", "replace")
+            if status != 200:
+                raise Ec2Error("InternalError", f"moto did not list zones: {status} {text}")
+            self.zone_cache[region] = re.findall(
+                r"<zoneName>([^<]+)</zoneName>(?:(?!</item>).)*?<zoneId>([^<]+)</zoneId>", text,
+                re.S)
+        return self.zone_cache[region]
+
+    def _zone(self, region: str, name: str | None = None, zone_id: str | None = None
+              ) -> tuple[str, str]:
+        for zone in self.zones(region):
+            if name == zone[0] or zone_id == zone[1]:
+                return zone
+        given = name or zone_id
+        raise Ec2Error("InvalidZone.NotFound",
+                       f"The zone '{given}' does not exist or is not available in {region}.")
+
+    # --- seeding, capacity switch, state ----------------------------------------------------
+
+    def seed_offerings(self, region: str, offerings: list[dict]) -> list[dict]:
+        """Adds Capacity Block offerings to `region`: each `instance_type`,
+        `availability_zone`, `instance_count`, `start`, `duration_hours` (or `end`),
+        `upfront_fee`; optional `end`, `currency` (USD), `tenancy` (default), `id`
+        (generated `cb-` + 17 hex digits). Returns them as the fake stores them."""
+        with self.lock:
+            state, out = self._region(region), []
+            for spec in offerings:
+                spec = dict(spec)
+                zone = self._zone(region, name=spec.pop("availability_zone"))
+                start = parse_time(spec.pop("start"), "start")
+                hours = spec.pop("duration_hours", None)
+                end = spec.pop("end", None)
+                end = parse_time(end, "end") if end is not None else None
+                if hours is None and end is None:
+                    raise ValueError("an offering needs duration_hours or end")
+                hours = int(hours) if hours is not None else \
+                    int((end - start).total_seconds() // 3600)
+                fee = spec.pop("upfront_fee")
+                offering = {
+                    "id": spec.pop("id", None) or _new_id("cb"),
+                    "instance_type": spec.pop("instance_type"), "zone": zone,
+                    "instance_count": int(spec.pop("instance_count")), "start": start,
+                    "end": end or start + _dt.timedelta(hours=hours), "duration_hours": hours,
+                    "upfront_fee": fee if isinstance(fee, str) else f"{fee:.2f}",
+                    "currency": spec.pop("currency", "USD"),
+                    "tenancy": spec.pop("tenancy", "default")}
+                if spec:
+                    raise ValueError(f"unknown offering fields {sorted(spec)}")
+                state["offerings"][offering["id"]] = offering
+                out.append(self._offering_json(offering))
+            return out
+
+    def set_capacity(self, region: str, instance_type: str, available: bool) -> dict:
+        """Makes CreateCapacityReservation of `instance_type` in `region` fail with
+        InsufficientInstanceCapacity (`available` false) or succeed again (true)."""
+        with self.lock:
+            no_capacity = self._region(region)["no_capacity"]
+            (no_capacity.discard if available else no_capacity.add)(instance_type)
+            return {"region": region, "no_capacity": sorted(no_capacity)}
+
+    def snapshot(self) -> dict:
+        return {
+            "clock": ec2_time(self.now()),
+            "settings": {"payment_pending_reads": self.payment_pending_reads,
+                         "fail_next_payment": self.fail_next_payment},
+            "regions": {name: {
+                "offerings": [self._offering_json(o) for o in r["offerings"].values()],
+                "consumed_offerings": sorted(r["consumed"]),
+                "reservations": [{**self._reservation_json(c),
+                                  "fake": {"payment": c["payment"],
+                                           "payment_reads_left": c["payment_reads"],
+                                           "client_token": c.get("client_token")}}
+                                 for c in r["reservations"].values()],
+                "no_capacity": sorted(r["no_capacity"]),
+            } for name, r in self.regions.items()},
+        }
+
+    def _control(self, method: str, path: str, body: bytes) -> Response:
+        """Adds `POST /_fake/offerings`, `/_fake/clock` and `/_fake/capacity` to the base
+        control surface."""
+        routes = {"/_fake/offerings": lambda d: (201, {"offerings": self.seed_offerings(
+                      d["region"], d["offerings"])}),
+                  "/_fake/clock": lambda d: (200, self.set_clock(d.get("advance_hours"),
+                                                                 d.get("now"))),
+                  "/_fake/capacity": lambda d: (200, self.set_capacity(
+                      d["region"], d["instance_type"], bool(d.get("available", False))))}
+        if method != "POST" or path not in routes:
+            return super()._control(method, path, body)
+        try:
+            status, answer = routes[path](json.loads(body or b"{}"))
+            return Response(status, answer)
+        except Ec2Error as e:
+            return Response(400, {"error": f"{e.code}: {e.message}"})
+        except (TypeError, ValueError, KeyError, LookupError) as e:
+            return Response(400, {"error": f"{type(e).__name__}: {e}"})
+
+    # --- request parsing and logging --------------------------------------------------------
+
+    @staticmethod
+    def params(request: Request) -> dict:
+        """The Query parameters: the query string, then a form-encoded body over it."""
+        params = dict(parse_qsl(urlsplit(request.target).query, keep_blank_values=True))
+        content_type = (request.headers.get("Content-Type") or "").lower()
+        if request.body and "x-www-form-urlencoded" in content_type:
+            params.update(parse_qsl(request.body.decode("utf-8", "replace"),
+                                    keep_blank_values=True))
+        return params
+
+    def fault_target(self, request: Request) -> str:
+        """Logs the action, its non-secret parameters and the region; faults match the
+        action name."""
+        params = self.params(request)
+        action = params.get("Action", "")
+        request.log.update(
+            query=SECRET_QUERY_RE.sub(r"\1<redacted>", request.log["query"]),
+            action=action or None, region=self._credential_region(request),
+            params={k: "<redacted>" if SECRET_PARAM_RE.search(k) else v
+                    for k, v in params.items() if k not in ("Action", "Version")},
+            forwarded=False)
+        return action
+
+    @staticmethod
+    def _credential_region(request: Request) -> str | None:
+        """The region of the SigV4 credential scope (header, or a presigned query)."""
+        auth = request.headers.get("Authorization") or ""
+        if auth.startswith("AWS4-HMAC-SHA256 "):
+            m = CREDENTIAL_RE.search(auth)
+            return m[3] if m else None
+        credential = dict(parse_qsl(urlsplit(request.target).query)).get("X-Amz-Credential")
+        parts = (credential or "").split("/")
+        return parts[2] if len(parts) == 5 else None
+
+    # --- dispatch -------------------------------------------------------------------------
+
+    def handle(self, request: Request) -> Response:
+        region = request.log.get("region")
+        if not region:
+            return self._error_response(Ec2Error(
+                "AuthFailure", "AWS was not able to validate the provided access credentials"))
+        action = request.log.get("action")
+        if action not in PARAMS:
+            return self._forward(request)
+        params = self.params(request)
+        try:
+            self._check_params(action, params)
+            if _bool(params, "DryRun"):
+                raise Ec2Error("DryRunOperation",
+                               "Request would have succeeded, but DryRun flag is set.")
+            handler = {"DescribeCapacityBlockOfferings": self._describe_offerings,
+                       "PurchaseCapacityBlock": self._purchase,
+                       "CreateCapacityReservation": self._create,
+                       "DescribeCapacityReservations": self._describe_reservations,
+                       "CancelCapacityReservation": self._cancel}[action]
+            body = handler(self._region(region), region, params)
+        except Ec2Error as e:
+            return self._error_response(e)
+        inner = "".join(_xml(k, v) for k, v in body.items())
+        return Response(200, (f'<?xml version="1.0" encoding="UTF-8"?>\n<{action}Response '
+                              f'xmlns="{NAMESPACE}"><requestId>{uuid.uuid4()}</requestId>'
+                              f'{inner}</{action}Response>').encode(),
+                        {"Content-Type": "text/xml;charset=UTF-8"})
+
+    @staticmethod
+    def _check_params(action: str, params: dict) -> None:
+        emulated, not_emulated = PARAMS[action]
+        for key in params:
+            name = key.split(".", 1)[0]
+            if name in ("Action", "Version") or name in emulated:
+                continue
+            if name in not_emulated:
+                raise Ec2Error("UnsupportedOperation",
+                               f"The fake does not emulate parameter {name} of {action}.")
+            raise Ec2Error("UnknownParameter", f"The parameter {name} is not recognized")
+        for name in REQUIRED[action]:
+            if not params.get(name):
+                raise Ec2Error("MissingParameter",
+                               f"The request must contain the parameter {name}")
+
+    def error(self, status, code, message, retry_after=None) -> Response:
+        code = code or CODE_OF_STATUS.get(status, "InternalError")
+        response = self._error_response(Ec2Error(code, message or MESSAGES.get(
+            code, "Injected by the fake."), status))
+        if retry_after is not None:
+            response.headers["Retry-After"] = str(retry_after)
+        return response
+
+    @staticmethod
+    def _error_response(e: Ec2Error) -> Response:
+        body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
+                f'<Code>{escape(e.code)}</Code><Message>{escape(e.message)}</Message>'
+                f'</Error></Errors><RequestID>{uuid.uuid4()}</RequestID></Response>')
+        return Response(e.status, body.encode(), {"Content-Type": "text/xml;charset=UTF-8"})
+
+    # --- forwarding -----------------------------------------------------------------------
+
+    def _moto(self, method: str, target: str, body: bytes, headers: dict
+              ) -> tuple[int, list, bytes]:
+        url = urlsplit(self.moto_url)
+        conn = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=60)
+        try:
+            conn.request(method, target, body=body or None, headers=headers)
+            answer = conn.getresponse()
+            return answer.status, answer.getheaders(), answer.read()
+        finally:
+            conn.close()
+
+    def _forward(self, request: Request) -> Response:
+        """Sends the request to moto as it came (Host and Content-Length recomputed) and
+        answers with moto's status, headers and body."""
+        request.log["forwarded"] = True
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
+        try:
+            status, answer_headers, body = self._moto(request.method, request.target or "/",
+                                                      request.body, headers)
+        except OSError as e:
+            return self._error_response(Ec2Error("InternalError",
+                                                 f"The fake could not reach moto: {e}"))
+        keep = {k: v for k, v in answer_headers
+                if k.lower() not in HOP_BY_HOP | {"server", "date"}}
+        return Response(status, body, keep)
+
+    # --- Capacity Block offerings and purchases --------------------------------------------
+
+    @staticmethod
+    def _duration_valid(hours: int) -> bool:
+        """1-day steps up to 14 days, 7-day steps up to 182 days."""
+        days, rest = divmod(hours, 24)
+        return rest == 0 and days >= 1 and (days <= 14 or (days <= 182 and days % 7 == 0))
+
+    def _describe_offerings(self, state: dict, region: str, params: dict) -> dict:
+        hours = _int(params, "CapacityDurationHours")
+        if not self._duration_valid(hours):
+            raise Ec2Error("InvalidParameterValue",
+                           f"Invalid value '{hours}' for CapacityDurationHours. The duration "
+                           "must be in 1-day (24-hour) increments up to 14 days, or in 7-day "
+                           "increments up to 182 days.")
+        count = _int(params, "InstanceCount", 1, 64)
+        now = self.now()
+        start = parse_time(params["StartDateRange"], "StartDateRange") \
+            if "StartDateRange" in params else None
+        end = parse_time(params["EndDateRange"], "EndDateRange") \
+            if "EndDateRange" in params else None
+        if start is not None and start > now + MAX_START_AHEAD:
+            raise Ec2Error("InvalidParameterValue", "Invalid value for StartDateRange: a "
+                           "Capacity Block can start at most 8 weeks in the future.")
+        if start is not None and end is not None and end <= start:
+            raise Ec2Error("InvalidParameterValue",
+                           "EndDateRange must be later than StartDateRange.")
+        matching = [o for o in sorted(state["offerings"].values(),
+                                      key=lambda o: (o["start"], o["id"]))
+                    if o["start"] > now and o["duration_hours"] == hours
+                    and params.get("InstanceType") in (None, o["instance_type"])
+                    and count in (None, o["instance_count"])
+                    and (start is None or o["start"] >= start)
+                    and (end is None or o["end"] <= end)]
+        page, token = _page(matching, params, "DescribeCapacityBlockOfferings")
+        return {"capacityBlockOfferingSet": [self._offering_xml(o) for o in page],
+                "nextToken": token}
+
+    def _purchase(self, state: dict, region: str, params: dict) -> dict:
+        offering_id = params["CapacityBlockOfferingId"]
+        if not OFFERING_ID_RE.fullmatch(offering_id):
+            raise Ec2Error("InvalidCapacityBlockOfferingIdMalformed",
+                           f"The Capacity Block offering ID '{offering_id}' is malformed.")
+        platform = _enum(params, "InstancePlatform", PLATFORMS)
+        if platform not in CAPACITY_BLOCK_PLATFORMS:
+            raise Ec2Error("InvalidParameterValue", f"Capacity Blocks do not support the "
+                                                    f"platform '{platform}'.")
+        tags = self._tags(params, "TagSpecification")
+        offering = state["offerings"].get(offering_id)
+        if offering is None and offering_id in state["consumed"]:
+            raise Ec2Error("InvalidCapacityBlockOfferingIdExpired",
+                           f"The Capacity Block offering ID '{offering_id}' is no longer "
+                           "available.")
+        if offering is None:
+            raise Ec2Error("InvalidCapacityBlockOfferingIdNotFound",
+                           f"The Capacity Block offering ID '{offering_id}' cannot be found "
+                           "for this account.")
+        if offering["start"] <= self.now():
+            raise Ec2Error("InvalidCapacityBlockOfferingIdExpired",
+                           f"The Capacity Block offering ID '{offering_id}' is no longer "
+                           "available.")
+        del state["offerings"][offering_id]
+        state["consumed"][offering_id] = None
+        r = self._new_reservation(region, {
+            "reservation_type": "capacity-block", "offering_id": offering_id,
+            "instance_type": offering["instance_type"], "platform": platform,
+            "zone": offering["zone"], "tenancy": offering["tenancy"],
+            "count": offering["instance_count"], "start": offering["start"],
+            "end": offering["end"], "end_date_type": "limited",
+            "match_criteria": "targeted", "ebs_optimized": False,
+            "ephemeral_storage": False, "tags": tags,
+            "payment": "pending", "payment_reads": self.payment_pending_reads,
+            "payment_fails": self.fail_next_payment})
+        self.fail_next_payment = False
+        if r["payment_reads"] == 0:
+            self._settle_payment(r)
+        state["reservations"][r["id"]] = r
+        return {"capacityReservation": self._reservation_json(r)}
+
+    def _settle_payment(self, r: dict) -> None:
+        r["payment"], r["payment_reads"] = ("failed" if r["payment_fails"] else "paid"), 0
+
+    # --- On-Demand Capacity Reservations ---------------------------------------------------
+
+    def _create(self, state: dict, region: str, params: dict) -> dict:
+        token = params.get("ClientToken")
+        if token is not None and not (1 <= len(token) <= 64 and token.isascii()):
+            raise Ec2Error("InvalidClientToken", "The client token must be 1 to 64 ASCII "
+                                                 "characters.")
+        if token is not None and token in state["tokens"]:
+            fingerprint, reservation_id = state["tokens"][token]
+            if fingerprint != self._fingerprint(params):
+                raise Ec2Error("IdempotentParameterMismatch",
+                               f"The client token '{token}' was already used with different "
+                               "parameters.")
+            return {"capacityReservation":
+                    self._reservation_json(state["reservations"][reservation_id])}
+        instance_type = params["InstanceType"]
+        if not INSTANCE_TYPE_RE.fullmatch(instance_type):
+            raise Ec2Error("InvalidParameterValue",
+                           f"Invalid value '{instance_type}' for InstanceType.")
+        platform = _enum(params, "InstancePlatform", PLATFORMS)
+        count = _int(params, "InstanceCount", 1, 1000)
+        name, zone_id = params.get("AvailabilityZone"), params.get("AvailabilityZoneId")
+        if bool(name) == bool(zone_id):
+            raise Ec2Error("InvalidParameterCombination", "Specify exactly one of "
+                                                          "AvailabilityZone and "
+                                                          "AvailabilityZoneId.")
+        zone = self._zone(region, name, zone_id)
+        end_type = _enum(params, "EndDateType", ENUMS["EndDateType"], "unlimited")
+        end = parse_time(params["EndDate"], "EndDate") if "EndDate" in params else None
+        if (end_type == "limited") != (end is not None):
+            raise Ec2Error("InvalidParameterCombination", "EndDate must be given when, and "
+                                                          "only when, EndDateType is limited.")
+        if end is not None and end <= self.now():
+            raise Ec2Error("InvalidParameterValue", "EndDate must be in the future.")
+        tags = self._tags(params, "TagSpecifications")
+        if instance_type in state["no_capacity"]:
+            raise Ec2Error("InsufficientInstanceCapacity",
+                           f"We currently do not have sufficient {instance_type} capacity in "
+                           f"the Availability Zone you requested ({zone[0]}). Our system will "
+                           "be working on provisioning additional capacity.")
+        r = self._new_reservation(region, {
+            "reservation_type": "default", "instance_type": instance_type,
+            "platform": platform, "zone": zone,
+            "tenancy": _enum(params, "Tenancy", ENUMS["Tenancy"], "default"),
+            "count": count, "start": None, "end": end, "end_date_type": end_type,
+            "match_criteria": _enum(params, "InstanceMatchCriteria",
+                                    ENUMS["InstanceMatchCriteria"], "open"),
+            "ebs_optimized": _bool(params, "EbsOptimized"),
+            "ephemeral_storage": _bool(params, "EphemeralStorage"), "tags": tags,
+            "payment": "none", "payment_reads": 0, "payment_fails": False})
+        r["start"] = r["created"]
+        state["reservations"][r["id"]] = r
+        if token is not None:
+            r["client_token"] = token
+            state["tokens"][token] = (self._fingerprint(params), r["id"])
+        return {"capacityReservation": self._reservation_json(r)}
+
+    @staticmethod
+    def _fingerprint(params: dict) -> list:
+        """What must match for a ClientToken retry: every parameter except the token,
+        DryRun and the zone (the idempotency page exempts Region and Availability Zone)."""
+        skip = {"Action", "Version", "ClientToken", "DryRun", "AvailabilityZone",
+                "AvailabilityZoneId"}
+        return sorted((k, v) for k, v in params.items() if k not in skip)
+
+    def _describe_reservations(self, state: dict, region: str, params: dict) -> dict:
+        found = []
+        for rid in _scalars(params, "CapacityReservationId"):
+            found.append(self._lookup(state, rid))
+        candidates = found or sorted(state["reservations"].values(),
+                                     key=lambda r: (r["created"], r["id"]))
+        filters = [(f.get("Name", ""), _scalars(f, "Value")) for f in _members(params, "Filter")]
+        for name, _ in filters:
+            if name not in FILTERS and name != "tag-key" and not name.startswith("tag:"):
+                raise Ec2Error("InvalidParameterValue", f"The filter '{name}' is invalid")
+        matching = [r for r in candidates
+                    if all(self._filter_matches(r, n, v) for n, v in filters)]
+        page, token = _page(matching, params, "DescribeCapacityReservations")
+        items = [self._reservation_json(r) for r in page]
+        for r in page:  # a read: a pending payment comes closer to clearing
+            if r["payment"] == "pending":
+                r["payment_reads"] -= 1
+                if r["payment_reads"] <= 0:
+                    self._settle_payment(r)
+        return {"capacityReservationSet": items, "nextToken": token}
+
+    def _filter_matches(self, r: dict, name: str, values: list[str]) -> bool:
+        if name == "tag-key":
+            return any(v in r["tags"] for v in values)
+        if name.startswith("tag:"):
+            key = name[4:]
+            return key in r["tags"] and r["tags"][key] in values
+        if name in ("start-date", "end-date"):
+            when = r["start"] if name == "start-date" else r["end"]
+            return when is not None and any(parse_time(v, name) == when for v in values)
+        field = {"instance-type": "instanceType", "owner-id": "ownerId",
+                 "instance-platform": "instancePlatform", "availability-zone":
+                 "availabilityZone", "tenancy": "tenancy", "outpost-arn": "outpostArn",
+                 "state": "state", "end-date-type": "endDateType", "instance-match-criteria":
+                 "instanceMatchCriteria", "placement-group-arn": "placementGroupArn"}[name]
+        return self._reservation_json(r).get(field) in values
+
+    def _cancel(self, state: dict, region: str, params: dict) -> dict:
+        r = self._lookup(state, params["CapacityReservationId"])
+        if r["reservation_type"] == "capacity-block":
+            raise Ec2Error("UnsupportedOperation",
+                           f"Capacity Block {r['id']} cannot be cancelled: Capacity Block "
+                           "cancellations aren't allowed.")
+        current = self._state(r)
+        if current == "expired":
+            raise Ec2Error("IncorrectState", f"The Capacity Reservation {r['id']} is in state "
+                                             "expired and cannot be cancelled.")
+        if current != "cancelled":
+            r["cancelled"] = self.now()
+        return {"return": True}
+
+    @staticmethod
+    def _lookup(state: dict, rid: str) -> dict:
+        if not RESERVATION_ID_RE.fullmatch(rid):
+            raise Ec2Error("InvalidCapacityReservationId.Malformed",
+                           f"Invalid id: \"{rid}\" (expecting \"cr-...\")")
+        if rid not in state["reservations"]:
+            raise Ec2Error("InvalidCapacityReservationId.NotFound",
+                           f"The capacity reservation ID '{rid}' does not exist")
+        return state["reservations"][rid]
+
+    # --- shared pieces --------------------------------------------------------------------
+
+    @staticmethod
+    def _tags(params: dict, prefix: str) -> dict:
+        """The tags of `prefix.N` tag specifications; only `capacity-reservation` ones."""
+        tags = {}
+        for spec in _members(params, prefix):
+            kind = spec.get("ResourceType")
+            if kind != "capacity-reservation":
+                raise Ec2Error("InvalidParameterValue", f"'{kind}' is not a valid taggable "
+                                                        "resource type for this operation.")
+            for tag in _members(spec, "Tag"):
+                key = tag.get("Key", "")
+                if not key or key.lower().startswith("aws:"):
+                    raise Ec2Error("InvalidTagKey.Malformed",
+                                   f"Tag keys cannot be empty or start with 'aws:': '{key}'.")
+                tags[key] = tag.get("Value", "")
+        return tags
+
+    def _new_reservation(self, region: str, fields: dict) -> dict:
+        rid = _new_id("cr")
+        return {"id": rid, "region": region, "created": self.now(), "cancelled": None,
+                "arn": f"arn:aws:ec2:{region}:{ACCOUNT}:capacity-reservation/{rid}", **fields}
+
+    def _state(self, r: dict) -> str:
+        """The state at the fake's current time."""
+        if r["cancelled"]:
+            return "cancelled"
+        if r["payment"] == "pending":
+            return "payment-pending"
+        if r["payment"] == "failed":
+            return "payment-failed"
+        now = self.now()
+        if r["end"] is not None and now >= r["end"]:
+            return "expired"
+        if r["start"] is not None and now < r["start"]:
+            return "scheduled"
+        return "active"
+
+    def _reservation_json(self, r: dict) -> dict:
+        """The CapacityReservation structure, element names as in the model."""
+        return {
+            "capacityReservationId": r["id"], "ownerId": ACCOUNT,
+            "capacityReservationArn": r["arn"], "availabilityZoneId": r["zone"][1],
+            "instanceType": r["instance_type"], "instancePlatform": r["platform"],
+            "availabilityZone": r["zone"][0], "tenancy": r["tenancy"],
+            "totalInstanceCount": r["count"], "availableInstanceCount": r["count"],
+            "ebsOptimized": r["ebs_optimized"], "ephemeralStorage": r["ephemeral_storage"],
+            "state": self._state(r), "startDate": ec2_time(r["start"]),
+            "endDate": ec2_time(r["end"]) if r["end"] else None,
+            "endDateType": r["end_date_type"], "instanceMatchCriteria": r["match_criteria"],
+            "createDate": ec2_time(r["created"]),
+            "tagSet": [{"key": k, "value": v} for k, v in r["tags"].items()],
+            "reservationType": r["reservation_type"]}
+
+    @staticmethod
+    def _offering_xml(o: dict) -> dict:
+        """The CapacityBlockOffering structure, element names as in the model."""
+        return {"capacityBlockOfferingId": o["id"], "instanceType": o["instance_type"],
+                "availabilityZone": o["zone"][0], "instanceCount": o["instance_count"],
+                "startDate": ec2_time(o["start"]), "endDate": ec2_time(o["end"]),
+                "capacityBlockDurationHours": o["duration_hours"],
+                "capacityBlockDurationMinutes": o["duration_hours"] * 60,
+                "upfrontFee": o["upfront_fee"], "currencyCode": o["currency"],
+                "tenancy": o["tenancy"], "zoneType": "availability-zone"}
+
+    def _offering_json(self, o: dict) -> dict:
+        return {**self._offering_xml(o), "availabilityZoneId": o["zone"][1]}
