@@ -91,6 +91,67 @@ pub fn parse_http_date(s: &str) -> Option<u64> {
     Some(days * 86_400 + h * 3600 + mi * 60 + se)
 }
 
+/// Unix seconds of an RFC 3339 timestamp (`2026-12-10T08:00:00Z`, fractions and `+hh:mm`
+/// offsets allowed) or of a bare date (`2026-12-10`, midnight UTC); `None` otherwise.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let midnight = days_of_date(s.get(..10)?)? * 86_400;
+    if s.len() == 10 {
+        return Some(midnight);
+    }
+    let rest = s.get(10..)?;
+    let rest = rest.strip_prefix('T').or_else(|| rest.strip_prefix('t'))?;
+    let clock = rest.get(..8)?;
+    let b = clock.as_bytes();
+    if b[2] != b':' || b[5] != b':' {
+        return None;
+    }
+    let (h, mi, se): (i64, i64, i64) = (
+        clock[..2].parse().ok()?,
+        clock[3..5].parse().ok()?,
+        clock[6..].parse().ok()?,
+    );
+    if h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let mut zone = &rest[8..];
+    if let Some(frac) = zone.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        zone = &frac[digits..];
+    }
+    let offset = match zone {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match zone.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (oh, om) = zone[1..].split_once(':')?;
+            if oh.len() != 2 || om.len() != 2 {
+                return None;
+            }
+            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
+        }
+    };
+    Some(midnight + h * 3600 + mi * 60 + se - offset)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` (UTC) of unix seconds.
+pub fn format_rfc3339(unix: i64) -> String {
+    let (y, m, d) = civil_from_days(unix.div_euclid(86_400));
+    let secs = unix.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +171,20 @@ mod tests {
         assert_eq!(days_of_date("2026-12-01"), Some(1_796_083_200 / 86_400));
         assert_eq!(days_of_date("2026-13-01"), None);
         assert_eq!(days_of_date("July 2026"), None);
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(parse_rfc3339("1970-01-01"), Some(0));
+        assert_eq!(parse_rfc3339("1970-01-01T01:00:00Z"), Some(3600));
+        assert_eq!(parse_rfc3339("1970-01-01T01:00:00.250Z"), Some(3600));
+        assert_eq!(parse_rfc3339("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00-00:30"), Some(1800));
+        assert_eq!(parse_rfc3339("1970-01-01 01:00:00Z"), None);
+        assert_eq!(parse_rfc3339("1970-01-01T25:00:00Z"), None);
+        assert_eq!(parse_rfc3339("1970-01-01T01:00:00"), None);
+        assert_eq!(format_rfc3339(1_796_083_200 + 3661), "2026-12-01T01:01:01Z");
+        let t = 1_796_083_200 + 86_399;
+        assert_eq!(parse_rfc3339(&format_rfc3339(t)), Some(t));
     }
 }

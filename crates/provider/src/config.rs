@@ -28,8 +28,8 @@ pub fn schema() -> Schema {
             "aws",
             Block::new("Settings for AWS. Credentials come from the standard AWS chain (environment, shared config and credentials files, SSO, instance or pod roles).")
                 .attribute(Attribute::optional("profile", Type::String).describe("Named profile of the shared AWS config files to use."))
-                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name, for emulators and private endpoints, e.g. `{ eks = \"http://127.0.0.1:5000\" }`: `eks` (node groups), `ec2` (spot price history, with `live = true`), `pricing` (the base URL of the AWS bulk price list, default `https://pricing.us-east-1.amazonaws.com`, with `live = true`). Each pool calls the region it names; credentials come from the usual chain."))
-                .attribute(Attribute::optional("max_retries", Type::Number).describe("How many times one EKS call of a node pool is repeated after throttling, a server error or a dropped connection, from 0 (never) to 25 (default 7, so 8 attempts). The pauses are 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Errors that repeating cannot fix are never retried.")),
+                .attribute(Attribute::optional("endpoints", Type::map(Type::String)).describe("Endpoint overrides by service name, for emulators and private endpoints, e.g. `{ eks = \"http://127.0.0.1:5000\" }`: `eks` (node groups), `ec2` (capacity blocks and capacity reservations of `gpu_commitment` and `gpu_capacity_block_offers`; spot price history, with `live = true`), `pricing` (the base URL of the AWS bulk price list, default `https://pricing.us-east-1.amazonaws.com`, with `live = true`). Each pool calls the region it names; credentials come from the usual chain."))
+                .attribute(Attribute::optional("max_retries", Type::Number).describe("How many times one EKS or EC2 call (node pools, commitments) is repeated after throttling, a server error or a dropped connection, from 0 (never) to 25 (default 7, so 8 attempts). The pauses are 1 s doubling to 20 s with jitter, or the server's `Retry-After`. Errors that repeating cannot fix are never retried.")),
         ))
         .block(NestedBlock::single(
             "azure",
@@ -43,11 +43,15 @@ pub fn schema() -> Schema {
             Block::new("Settings for Google Cloud, used by node pools on GKE. Credentials come from `access_token` when set, else the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, else Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS` key file, gcloud user credentials, the metadata server).")
                 .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project the pools' clusters are in. When set, a pool whose `cluster` is in another project fails at plan."))
                 .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints."))
-                .attribute(Attribute::optional("access_token", Type::String).sensitive().describe("An OAuth 2.0 access token to call Google Cloud with, as is (it is not refreshed); default the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, then Application Default Credentials. Sensitive: never shown in plans, logs or errors. Not used yet: GKE node pools come in the next release.")),
+                .attribute(Attribute::optional("access_token", Type::String).sensitive().describe("An OAuth 2.0 access token to call Google Cloud with, as is (it is not refreshed); default the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, then Application Default Credentials. Sensitive: never shown in plans, logs or errors.")),
         ))
         .attribute(
             Attribute::optional("default_labels", Type::map(Type::String))
                 .describe("Cloud tags put on every node pool's cloud resources (EKS node groups), under each pool's own `tags`, for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). They are not Kubernetes node labels: use a pool's `labels` for those. Keys and values must be valid Kubernetes labels, so one set works on every cloud."),
+        )
+        .attribute(
+            Attribute::optional("allow_commitment_purchase", Type::Bool)
+                .describe("Whether `gpu_commitment` may buy commitments (capacity blocks, reservations). Default `false`: a plan that would buy one fails, saying what it would cost. Commitments cost money whether used or not, and many cannot be cancelled."),
         )
         .attribute(
             Attribute::optional("max_price_age", Type::String)
@@ -182,6 +186,8 @@ pub struct ProviderConfig {
     pub budget: Option<Budget>,
     /// The oldest a price may be to count in rankings (`90d`).
     pub max_price_age: Option<String>,
+    /// Whether `gpu_commitment` may buy.
+    pub allow_commitment_purchase: Option<bool>,
 }
 
 impl ProviderConfig {

@@ -6,7 +6,7 @@
 use crate::config::{self, ProviderConfig};
 use crate::data_sources;
 use crate::live::Refreshed;
-use crate::resources::node_pool;
+use crate::resources::{commitment, node_pool};
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
 use gpu_core::cloud::aws::ConfigCache;
@@ -52,6 +52,21 @@ impl GpuProvider {
             .await
     }
 
+    /// What commitments need of the provider block.
+    pub fn commitment_settings(&self) -> commitment::Settings {
+        let c = self.configured().unwrap_or_default();
+        let aws = c.aws.unwrap_or_default();
+        commitment::Settings {
+            allow_purchase: c.allow_commitment_purchase.unwrap_or(false),
+            default_labels: c.default_labels.unwrap_or_default(),
+            aws_profile: aws.profile,
+            ec2_endpoint: aws.endpoints.and_then(|e| e.get("ec2").cloned()),
+            aws_max_retries: aws.max_retries,
+            cancel: self.operation_cancel(),
+            aws_configs: self.aws_configs.clone(),
+        }
+    }
+
     /// What node pools need of the provider block.
     pub fn pool_settings(&self) -> node_pool::Settings {
         let c = self.configured().unwrap_or_default();
@@ -78,7 +93,13 @@ pub fn new() -> Router<Arc<GpuProvider>> {
     let provider = Arc::new(GpuProvider::default());
     Router::new(provider.clone())
         .resource(node_pool::resource::NodePool::new(provider.clone()))
+        .resource(commitment::resource::CommitmentResource::new(
+            provider.clone(),
+        ))
         .data_source(data_sources::GpuModels)
+        .data_source(
+            data_sources::capacity_block_offers::CapacityBlockOffers::new(provider.clone()),
+        )
         .data_source(data_sources::OfferSource::spot_offer(provider.clone()))
         .data_source(data_sources::OfferSource::offers(provider.clone()))
         .data_source(data_sources::OfferSource::commitment_sizing(
@@ -173,11 +194,15 @@ mod tests {
     fn the_router_serves_every_type() {
         use tfplugin::Provider;
         let s = new().schemas();
-        assert_eq!(s.resources.keys().collect::<Vec<_>>(), ["gpu_node_pool"]);
+        assert_eq!(
+            s.resources.keys().collect::<Vec<_>>(),
+            ["gpu_commitment", "gpu_node_pool"]
+        );
         assert_eq!(s.resources["gpu_node_pool"].version, 1);
         assert_eq!(
             s.data_sources.keys().collect::<Vec<_>>(),
             [
+                "gpu_capacity_block_offers",
                 "gpu_commitment_sizing",
                 "gpu_models",
                 "gpu_offers",

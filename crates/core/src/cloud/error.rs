@@ -152,6 +152,14 @@ impl CloudError {
             | "InternalError"
             | "InternalServerError"
             | "Unavailable" => CloudError::Transient(text),
+            // EC2: `InvalidCapacityReservationId.NotFound`, `InvalidVpcID.NotFound`, ...
+            c if c.ends_with(".NotFound") => CloudError::NotFound(text),
+            c if c.ends_with(".Malformed")
+                || c == "MissingParameter"
+                || c == "IdempotentParameterMismatch" =>
+            {
+                CloudError::Invalid(text)
+            }
             _ => match status {
                 Some(404) => CloudError::NotFound(text),
                 Some(401 | 403) => CloudError::Unauthorized(text),

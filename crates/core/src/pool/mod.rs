@@ -15,7 +15,7 @@ pub mod placement;
 pub mod reconcile;
 pub mod spec;
 pub mod spelling;
-mod stable_hash;
+pub(crate) mod stable_hash;
 pub mod validate;
 
 pub use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};

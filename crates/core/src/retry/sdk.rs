@@ -34,3 +34,25 @@ pub fn verdict<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict {
         Verdict::Stop
     }
 }
+
+/// For a call that is not idempotent (a purchase): repeat only what the service refused
+/// before acting (throttling, with its `Retry-After`); anything that may hide a success
+/// (a 5xx, a timeout, a reset) stops, so the caller can look before trying again.
+pub fn verdict_if_refused<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict {
+    let status = err.raw_response().map(|r| r.status().as_u16());
+    match err {
+        SdkError::ServiceError(ctx)
+            if matches!(
+                CloudError::from_code(ctx.err().code(), ctx.err().message(), status),
+                CloudError::Throttled(_)
+            ) =>
+        {
+            Verdict::Retry(
+                err.raw_response()
+                    .and_then(|r| r.headers().get("retry-after"))
+                    .and_then(retry_after),
+            )
+        }
+        _ => Verdict::Stop,
+    }
+}

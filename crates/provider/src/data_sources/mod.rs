@@ -2,6 +2,7 @@
 //! glue: [`GpuModels`], and [`OfferSource`] for the two offer queries (which can read
 //! live prices).
 
+pub mod capacity_block_offers;
 pub mod commitment_sizing;
 pub mod gpu_models;
 pub mod offer_query;

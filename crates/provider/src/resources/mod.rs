@@ -1,3 +1,4 @@
 //! Managed resources of the `gpu` provider, one module each.
 
+pub mod commitment;
 pub mod node_pool;

@@ -9,11 +9,13 @@
 //! reported back; no enum
 //! validation (any AMI type is accepted) and no backing instances or health issues.
 
+mod commitments;
 mod config_cache;
 mod convert;
 mod errors;
 mod retrying;
 
+pub use commitments::{Ec2Commitments, Ec2Options};
 pub use config_cache::{ConfigCache, ConfigKey};
 
 use std::collections::BTreeMap;

@@ -25,6 +25,23 @@ where
     Fut: Future<Output = Result<T, SdkError<E>>>,
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
+    send_with(policy, cancel, operation, call, verdict).await
+}
+
+/// [`send`] with the caller's own idea of what is safe to repeat (a call that is not
+/// idempotent repeats only what the cloud refused before acting, such as throttling).
+pub(crate) async fn send_with<T, E, F, Fut>(
+    policy: &RetryPolicy,
+    cancel: &Cancel,
+    operation: &str,
+    call: F,
+    verdict: impl Fn(&SdkError<E>) -> retry::Verdict,
+) -> Result<T, CloudError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
     match retry::run(policy, cancel, call, verdict).await {
         Ok(v) => Ok(v),
         Err(f) => {

@@ -1,0 +1,283 @@
+//! The cloud seam for commitments: the [`Commitments`] trait each cloud's adapter
+//! implements (offerings, purchase, read, find by marker, cancel), the neutral types it
+//! speaks, and [`purchase_once`], the one place that makes a purchase safe to repeat: a
+//! purchase whose answer was lost is found again by its marker, never bought twice.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+use super::kind::CommitmentKind;
+use crate::cloud::CloudError;
+
+/// The tag (label) key every commitment we buy carries; its value is the purchase's key.
+pub const MARKER_TAG: &str = "gpu.tf/commitment";
+
+/// What to look for in capacity-block offerings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfferingQuery {
+    /// Region.
+    pub region: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// Instances.
+    pub instance_count: u32,
+    /// Length in hours.
+    pub duration_hours: u32,
+    /// Earliest start, unix seconds.
+    pub start_after: i64,
+    /// Latest start, unix seconds.
+    pub start_before: i64,
+}
+
+/// One capacity block a cloud offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityBlockOffering {
+    /// The offering's id (what a purchase names).
+    pub id: String,
+    /// Region asked.
+    pub region: String,
+    /// Zone.
+    pub zone: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// Instances.
+    pub instance_count: u32,
+    /// Start, unix seconds.
+    pub start: i64,
+    /// End, unix seconds.
+    pub end: i64,
+    /// Length in hours.
+    pub duration_hours: u32,
+    /// Price of the whole block.
+    pub upfront_fee: f64,
+    /// Currency of the fee (`USD`).
+    pub currency: String,
+    /// `default` or `dedicated`.
+    pub tenancy: String,
+}
+
+/// What to buy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Order {
+    /// A capacity block offering, by id.
+    CapacityBlock {
+        /// Region of the offering.
+        region: String,
+        /// The offering.
+        offering_id: String,
+        /// Platform of the instances (`Linux/UNIX`).
+        platform: String,
+    },
+    /// An on-demand capacity reservation.
+    CapacityReservation {
+        /// Region.
+        region: String,
+        /// Zone.
+        zone: String,
+        /// Instance type.
+        instance_type: String,
+        /// Instances.
+        instance_count: u32,
+        /// Platform of the instances (`Linux/UNIX`).
+        platform: String,
+        /// `open` (any matching instance uses it) or `targeted`.
+        match_criteria: String,
+        /// End, unix seconds (none: until cancelled).
+        end: Option<i64>,
+    },
+}
+
+impl Order {
+    /// The region the order is placed in.
+    pub fn region(&self) -> &str {
+        match self {
+            Order::CapacityBlock { region, .. } | Order::CapacityReservation { region, .. } => {
+                region
+            }
+        }
+    }
+}
+
+/// A commitment's state, as the resource reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitmentStatus {
+    /// Bought, not started yet (or being paid for / assessed).
+    Scheduled,
+    /// In force.
+    Active,
+    /// Its term ended.
+    Expired,
+    /// Cancelled.
+    Cancelled,
+    /// The cloud failed it (payment, capacity).
+    Failed,
+}
+
+impl CommitmentStatus {
+    /// The word the resource's `status` holds.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommitmentStatus::Scheduled => "scheduled",
+            CommitmentStatus::Active => "active",
+            CommitmentStatus::Expired => "expired",
+            CommitmentStatus::Cancelled => "cancelled",
+            CommitmentStatus::Failed => "failed",
+        }
+    }
+
+    /// Whether it still holds (or will hold) capacity.
+    pub fn live(self) -> bool {
+        matches!(self, CommitmentStatus::Scheduled | CommitmentStatus::Active)
+    }
+}
+
+/// A commitment as the cloud reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveCommitment {
+    /// The cloud's id (`cr-…`).
+    pub id: String,
+    /// Its kind.
+    pub kind: CommitmentKind,
+    /// Status.
+    pub status: CommitmentStatus,
+    /// The cloud's own word for the state (`payment-pending`, …).
+    pub cloud_state: String,
+    /// Zone, if zonal.
+    pub zone: Option<String>,
+    /// Instance type.
+    pub instance_type: String,
+    /// Instances.
+    pub instance_count: u32,
+    /// Start, unix seconds, if known.
+    pub start: Option<i64>,
+    /// End, unix seconds, if it has one.
+    pub end: Option<i64>,
+    /// Tags / labels.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// One cloud's commitments: the adapter each cloud implements.
+#[async_trait]
+pub trait Commitments: Send + Sync {
+    /// Capacity-block offerings matching `q` (read-only; a price call).
+    async fn capacity_block_offerings(
+        &self,
+        q: &OfferingQuery,
+    ) -> Result<Vec<CapacityBlockOffering>, CloudError>;
+
+    /// Places `order`, marked with `tags` (which include [`MARKER_TAG`]). Not idempotent
+    /// by itself: call it through [`purchase_once`].
+    async fn purchase(
+        &self,
+        order: &Order,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<LiveCommitment, CloudError>;
+
+    /// The commitment `id` in `region`, `None` when the cloud no longer knows it.
+    async fn get(&self, region: &str, id: &str) -> Result<Option<LiveCommitment>, CloudError>;
+
+    /// Every commitment in `region` whose [`MARKER_TAG`] is `key`, in any state.
+    async fn find_by_marker(
+        &self,
+        region: &str,
+        key: &str,
+    ) -> Result<Vec<LiveCommitment>, CloudError>;
+
+    /// Cancels `id` (a cancellable kind).
+    async fn cancel(&self, region: &str, id: &str) -> Result<(), CloudError>;
+}
+
+/// How [`purchase_once`] got its commitment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Purchased {
+    /// Bought now.
+    Bought(LiveCommitment),
+    /// Already there with our marker (an earlier attempt whose answer was lost, or an
+    /// interrupted apply): adopted, not bought again.
+    Found(LiveCommitment),
+}
+
+impl Purchased {
+    /// The commitment, however it came.
+    pub fn commitment(&self) -> &LiveCommitment {
+        match self {
+            Purchased::Bought(c) | Purchased::Found(c) => c,
+        }
+    }
+}
+
+/// Buys `order` at most once for `key`: first looks for a live commitment marked `key`
+/// (adopting it), then buys with the marker, and when the purchase fails in a way that
+/// may hide a success (a lost answer, a timeout, a server error) looks again before
+/// reporting the error. A refusal (invalid, quota, capacity, unauthorized) is reported as
+/// it is.
+pub async fn purchase_once(
+    store: &dyn Commitments,
+    order: &Order,
+    key: &str,
+    tags: &BTreeMap<String, String>,
+) -> Result<Purchased, CloudError> {
+    let region = order.region();
+    if let Some(found) = live_marked(store, region, key).await? {
+        return Ok(Purchased::Found(found));
+    }
+    let mut marked = tags.clone();
+    marked.insert(MARKER_TAG.to_string(), key.to_string());
+    match store.purchase(order, &marked).await {
+        Ok(c) => Ok(Purchased::Bought(c)),
+        Err(e) if may_have_acted(&e) => match live_marked(store, region, key).await {
+            Ok(Some(found)) => Ok(Purchased::Found(found)),
+            Ok(None) => Err(e),
+            Err(lookup) => Err(e.map_message(|m| {
+                format!(
+                    "{m}; the purchase may or may not have happened, and looking for it failed \
+                     too ({lookup}): check the cloud for a commitment tagged {MARKER_TAG} = {key} \
+                     before applying again"
+                )
+            })),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a failed call may have acted before its answer was lost.
+fn may_have_acted(e: &CloudError) -> bool {
+    matches!(e, CloudError::Transient(_) | CloudError::Other(_))
+}
+
+async fn live_marked(
+    store: &dyn Commitments,
+    region: &str,
+    key: &str,
+) -> Result<Option<LiveCommitment>, CloudError> {
+    Ok(store
+        .find_by_marker(region, key)
+        .await?
+        .into_iter()
+        .find(|c| c.status.live()))
+}
+
+/// Offerings ranked by price per GPU-hour (then earliest start, then id), given the GPUs
+/// per instance of each type.
+pub fn rank_offerings(
+    offerings: &mut [CapacityBlockOffering],
+    gpus_per_instance: impl Fn(&str) -> Option<u32>,
+) {
+    let per_gpu_hour = |o: &CapacityBlockOffering| {
+        gpus_per_instance(&o.instance_type).map(|g| {
+            o.upfront_fee / (f64::from(o.duration_hours) * f64::from(o.instance_count * g)).max(1.0)
+        })
+    };
+    offerings.sort_by(|a, b| {
+        let (x, y) = (per_gpu_hour(a), per_gpu_hour(b));
+        match (x, y) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+        .then(a.start.cmp(&b.start))
+        .then_with(|| a.id.cmp(&b.id))
+    });
+}

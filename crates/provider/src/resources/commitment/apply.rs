@@ -1,0 +1,231 @@
+//! Applying and reading a commitment: buy exactly what the plan showed (at most once for
+//! its key), change state only on update, refuse / forget / cancel on destroy, and read the
+//! status live.
+
+use gpu_core::cloud::CloudError;
+use gpu_core::commitment::spec::OnDestroy;
+use gpu_core::commitment::{
+    CommitmentKind, CommitmentStatus, Commitments, LiveCommitment, Order, Purchased, purchase_key,
+    purchase_once,
+};
+use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
+use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
+use tfplugin::{Diagnostic, Diagnostics, Value};
+
+use super::Settings;
+use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set, text};
+
+fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
+    ApplyResourceChangeResponse {
+        new_state: state,
+        private: Vec::new(),
+        diagnostics,
+    }
+}
+
+/// Applies the planned change; `store` is the commitment adapter of the kind's cloud.
+pub async fn apply(
+    prior: &Value,
+    planned: &Value,
+    settings: &Settings,
+    store: &dyn Commitments,
+) -> ApplyResourceChangeResponse {
+    if planned.is_null() {
+        return destroy(prior, store).await;
+    }
+    if !prior.is_null() {
+        // Only `on_destroy` can change, and it lives in state.
+        return done(planned.clone(), Diagnostics::new());
+    }
+    create(planned, settings, store).await
+}
+
+/// The order a planned commitment places.
+pub fn order_of(planned: &Value) -> Result<Order, String> {
+    let kind = text(planned, "kind")
+        .parse::<CommitmentKind>()
+        .map_err(|e| e.to_string())?;
+    let region = text(planned, "region").trim().to_ascii_lowercase();
+    let (_, platform, criteria) = purchase_inputs(planned, &Settings::default());
+    match kind {
+        CommitmentKind::AwsCapacityBlock => Ok(Order::CapacityBlock {
+            region,
+            offering_id: text(planned, "offering_id"),
+            platform,
+        }),
+        CommitmentKind::AwsCapacityReservation => Ok(Order::CapacityReservation {
+            region,
+            zone: text(planned, "zone").trim().to_ascii_lowercase(),
+            instance_type: text(planned, "instance_type"),
+            instance_count: planned
+                .get_attr("instance_count")
+                .and_then(Value::as_i64)
+                .unwrap_or(0) as u32,
+            platform,
+            match_criteria: criteria,
+            end: planned
+                .get_attr("end")
+                .and_then(Value::as_str)
+                .and_then(parse_rfc3339),
+        }),
+        other => Err(format!("\"{other}\" is not built yet")),
+    }
+}
+
+async fn create(
+    planned: &Value,
+    settings: &Settings,
+    store: &dyn Commitments,
+) -> ApplyResourceChangeResponse {
+    if !settings.allow_purchase {
+        // The plan refused already; a plan made under another configuration is refused too.
+        return done(
+            Value::Null,
+            Diagnostic::error(
+                "Commitment purchases are not allowed by the provider configuration",
+                "Set `allow_commitment_purchase = true` in the `provider \"gpu\"` block to allow purchases.",
+            )
+            .into(),
+        );
+    }
+    let order = match order_of(planned) {
+        Ok(o) => o,
+        Err(why) => {
+            return done(
+                Value::Null,
+                Diagnostic::error("Invalid commitment", why).into(),
+            );
+        }
+    };
+    let (tags, _, _) = purchase_inputs(planned, settings);
+    let key = purchase_key(&order, &tags);
+    match purchase_once(store, &order, &key, &tags).await {
+        Ok(p) => {
+            let mut d = Diagnostics::new();
+            if let Purchased::Found(c) = &p {
+                d.push(Diagnostic::warning(
+                    "Adopted a commitment bought earlier",
+                    format!(
+                        "{} (tagged gpu.tf/commitment = {key}) was bought by an earlier attempt \
+                         whose answer was lost, or by an interrupted apply: it is adopted, not \
+                         bought again.",
+                        c.id
+                    ),
+                ));
+            }
+            done(state_of(planned, p.commitment()), d)
+        }
+        Err(e) => done(Value::Null, purchase_error(&order, &key, &e).into()),
+    }
+}
+
+fn purchase_error(order: &Order, key: &str, e: &CloudError) -> Diagnostic {
+    let hint = match (order, e) {
+        (
+            Order::CapacityBlock { offering_id, .. },
+            CloudError::Invalid(_) | CloudError::NotFound(_),
+        ) => format!(
+            " The offering {offering_id} chosen at plan may be gone (sold, or its start passed): \
+             run `terraform plan` again to choose from the current offerings and see their price. \
+             Nothing was bought."
+        ),
+        (_, CloudError::InsufficientCapacity(_)) => {
+            " EC2 has no capacity for this reservation in this zone now: try another zone or \
+             instance type, or later. Nothing was bought."
+                .to_string()
+        }
+        (_, CloudError::Transient(_) | CloudError::Other(_)) => format!(
+            " Looking for a purchase tagged gpu.tf/commitment = {key} found none, so nothing \
+             was bought; applying again is safe."
+        ),
+        _ => String::new(),
+    };
+    Diagnostic::error("Cannot buy the commitment", format!("{e}.{hint}"))
+}
+
+/// `planned` with what the cloud reports: ids, status, and the values known only now.
+fn state_of(planned: &Value, c: &LiveCommitment) -> Value {
+    let mut s = planned.clone();
+    set(&mut s, "id", Value::string(&c.id));
+    set(&mut s, "commitment_id", Value::string(&c.id));
+    set(&mut s, "status", Value::string(c.status.as_str()));
+    let fill = |s: &mut Value, name: &str, v: Option<String>| {
+        if s.get_attr(name).is_some_and(|x| !x.is_known()) {
+            set(s, name, v.map_or(Value::Null, Value::string));
+        }
+    };
+    fill(&mut s, "start", c.start.map(format_rfc3339));
+    fill(&mut s, "end", c.end.map(format_rfc3339));
+    fill(&mut s, "zone", c.zone.clone());
+    s
+}
+
+async fn destroy(prior: &Value, store: &dyn Commitments) -> ApplyResourceChangeResponse {
+    match on_destroy_of(prior) {
+        Some(OnDestroy::Forget) => done(
+            Value::Null,
+            Diagnostic::warning(
+                "Commitment forgotten, still billing",
+                format!(
+                    "{} was removed from state and left in the cloud, where it keeps billing.",
+                    text(prior, "commitment_id")
+                ),
+            )
+            .into(),
+        ),
+        Some(OnDestroy::Cancel) => {
+            let region = text(prior, "region").trim().to_ascii_lowercase();
+            let id = text(prior, "commitment_id");
+            match store.cancel(&region, &id).await {
+                Ok(()) => done(Value::Null, Diagnostics::new()),
+                Err(CloudError::NotFound(_)) => done(Value::Null, Diagnostics::new()),
+                Err(e) => done(
+                    prior.clone(),
+                    Diagnostic::error("Cannot cancel the commitment", format!("{id}: {e}")).into(),
+                ),
+            }
+        }
+        _ => done(prior.clone(), refuse_destroy(prior).into()),
+    }
+}
+
+/// Refresh: the status read live; a commitment the cloud no longer lists stays in state
+/// (never bought again by accident) as expired or cancelled.
+pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceResponse {
+    let region = text(current, "region").trim().to_ascii_lowercase();
+    let id = text(current, "commitment_id");
+    let mut state = current.clone();
+    if id.is_empty() {
+        return ReadResourceResponse {
+            new_state: state,
+            private: Vec::new(),
+            diagnostics: Diagnostics::new(),
+        };
+    }
+    let diagnostics = match store.get(&region, &id).await {
+        Ok(Some(c)) => {
+            set(&mut state, "status", Value::string(c.status.as_str()));
+            Diagnostics::new()
+        }
+        Ok(None) => {
+            let ended = current
+                .get_attr("end")
+                .and_then(Value::as_str)
+                .and_then(parse_rfc3339)
+                .is_some_and(|e| e <= unix_now() as i64);
+            let status = if ended {
+                CommitmentStatus::Expired
+            } else {
+                CommitmentStatus::Cancelled
+            };
+            set(&mut state, "status", Value::string(status.as_str()));
+            Diagnostics::new()
+        }
+        Err(e) => Diagnostic::error("Cannot read the commitment", format!("{id}: {e}")).into(),
+    };
+    ReadResourceResponse {
+        new_state: state,
+        private: Vec::new(),
+        diagnostics,
+    }
+}

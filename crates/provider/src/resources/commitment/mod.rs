@@ -1,0 +1,159 @@
+//! `gpu_commitment`: buys a capacity block or a capacity reservation (AWS today), shows
+//! its money and break-even in the plan, reads its status live, and never buys or gives one
+//! up by accident. `schema` and the raw config here; `plan`, `apply` (apply and read),
+//! `connect` and `resource` beside.
+
+pub mod apply;
+pub mod connect;
+pub mod plan;
+pub mod resource;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use gpu_core::cancel::Cancel;
+use gpu_core::commitment::CommitmentConfig;
+use tfplugin::schema::{Attribute, Block, NestedBlock};
+use tfplugin::{Schema, Type, Value};
+
+/// The resource's type name.
+pub const TYPE_NAME: &str = "gpu_commitment";
+
+/// What commitments need of the provider block.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// `allow_commitment_purchase`.
+    pub allow_purchase: bool,
+    /// `default_labels`: tags on every commitment, under its own `tags`.
+    pub default_labels: BTreeMap<String, String>,
+    /// `aws.profile`.
+    pub aws_profile: Option<String>,
+    /// `aws.endpoints["ec2"]`.
+    pub ec2_endpoint: Option<String>,
+    /// `aws.max_retries`.
+    pub aws_max_retries: Option<u32>,
+    /// The provider's stop signal.
+    pub cancel: Cancel,
+    /// The process's AWS credential chains.
+    pub aws_configs: gpu_core::cloud::aws::ConfigCache,
+}
+
+/// Attributes whose change would need a new purchase (compared by meaning).
+pub const FIXED: &[&str] = &[
+    "kind",
+    "region",
+    "zone",
+    "gpu",
+    "gpu_count",
+    "instance_type",
+    "instance_count",
+    "duration_hours",
+    "start_after",
+    "start_before",
+    "term",
+    "billing",
+    "end",
+    "tags",
+    "aws",
+];
+
+/// The schema of `gpu_commitment`.
+pub fn schema() -> Schema {
+    let money = |n: &str, d: &str| Attribute::computed(n, Type::Number).describe(d);
+    Schema::new(
+        Block::new(include_str!("description.md"))
+            .attribute(Attribute::computed("id", Type::String).describe("The commitment's id in its cloud (EC2: the capacity reservation id `cr-…`), known after apply."))
+            .attribute(Attribute::required("kind", Type::String).describe("What to buy: `aws_capacity_block` (EC2 Capacity Blocks for ML, paid up front, cannot be cancelled), `aws_capacity_reservation` (an EC2 On-Demand Capacity Reservation, billed at the on-demand rate until cancelled). `gcp_commitment`, `gcp_reservation`, `azure_reservation` and `azure_capacity_reservation` are accepted names but not built yet: the plan says so."))
+            .attribute(Attribute::required("region", Type::String).describe("Region to commit in, e.g. `us-east-1`."))
+            .attribute(Attribute::optional_computed("zone", Type::String).describe("Zone: required for `aws_capacity_reservation`; for `aws_capacity_block` it limits the offerings to one zone, and is otherwise the zone of the offering chosen."))
+            .attribute(Attribute::optional("gpu", Type::String).describe("GPU model (any alias: `h100`, `NVIDIA H100`). The catalog's instance types with it in `region` are candidates; set this or `instance_type`."))
+            .attribute(Attribute::optional("gpu_count", Type::Number).describe("GPUs per instance, with `gpu` (default: any)."))
+            .attribute(Attribute::optional_computed("instance_type", Type::String).describe("Instance type, e.g. `p5.48xlarge`; when `gpu` is set instead, the type chosen (for a capacity block the type of the cheapest offering per GPU-hour, for a reservation the cheapest on-demand type per GPU-hour)."))
+            .attribute(Attribute::required("instance_count", Type::Number).describe("Instances to commit to, 1 to 64. (Named `instance_count` because `count` is a Terraform meta-argument.)"))
+            .attribute(Attribute::optional("duration_hours", Type::Number).describe("`aws_capacity_block`: its length, 24 to 336 hours in whole days, or up to 4368 hours (182 days) in whole weeks."))
+            .attribute(Attribute::optional("start_after", Type::String).describe("`aws_capacity_block`: the earliest start (RFC 3339 or a date); default now."))
+            .attribute(Attribute::optional("start_before", Type::String).describe("`aws_capacity_block`: the latest start (RFC 3339 or a date), at most 8 weeks ahead; default 8 weeks from now."))
+            .attribute(Attribute::optional("term", Type::String).describe("`gcp_commitment` and `azure_reservation` (not built yet): `1y` or `3y`."))
+            .attribute(Attribute::optional("billing", Type::String).describe("`gcp_commitment` and `azure_reservation` (not built yet): `upfront` or `monthly` (default)."))
+            .attribute(Attribute::optional_computed("end", Type::String).describe("`aws_capacity_reservation`: an end date (RFC 3339 or a date), default none (until cancelled). `aws_capacity_block`: the end of the offering chosen."))
+            .attribute(Attribute::optional("on_destroy", Type::String).describe("What `terraform destroy` does: `cancel` (the default for cancellable kinds: `aws_capacity_reservation`) or `forget` (leave it in the cloud, where it keeps billing, and drop it from state). A non-cancellable kind (`aws_capacity_block`) refuses to be destroyed unless this is `forget`. Changing it is an update of state only."))
+            .attribute(Attribute::optional("tags", Type::map(Type::String)).describe("Cloud tags, over the provider's `default_labels`. The provider adds `gpu.tf/commitment`, the key that finds a purchase again after a lost answer."))
+            .attribute(Attribute::computed("offering_id", Type::String).describe("`aws_capacity_block`: the offering bought (chosen at plan: the cheapest per GPU-hour in the window). Apply buys exactly this offering or fails."))
+            .attribute(Attribute::computed("start", Type::String).describe("When the commitment starts (capacity blocks: the offering's start; reservations: when bought, after apply)."))
+            .attribute(Attribute::computed("gpus", Type::Number).describe("GPUs committed: instances × GPUs per instance."))
+            .attribute(money("upfront_usd", "Paid at purchase, USD."))
+            .attribute(money("hourly_usd", "Recurring charge per hour, USD (0 for a capacity block, paid up front; null when the catalog has no on-demand price)."))
+            .attribute(money("monthly_usd", "Recurring charge per month (730 hours), USD."))
+            .attribute(money("total_usd", "The whole term, USD: up front plus the recurring charge to the end; null for an open-ended reservation."))
+            .attribute(money("effective_usd_per_gpu_hour", "What one committed GPU-hour costs, USD."))
+            .attribute(money("on_demand_usd_per_gpu_hour", "The same GPUs on demand in the same region, USD per GPU-hour (the catalog's; null when it has none)."))
+            .attribute(money("break_even_utilization", "Share of committed hours that must be used for the commitment to cost less than on demand: effective ÷ on-demand (1 for a reservation at the on-demand rate)."))
+            .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices came from: the offering (EC2 `DescribeCapacityBlockOfferings`) and the catalog row of the on-demand price, with its date."))
+            .attribute(Attribute::computed("commitment_id", Type::String).describe("The commitment's id in its cloud, after apply."))
+            .attribute(Attribute::computed("status", Type::String).describe("Read live: `scheduled` (bought, not started, or being paid), `active`, `expired`, `cancelled`, `failed`. A commitment the cloud no longer lists is `expired` when its end has passed, else `cancelled`."))
+            .block(NestedBlock::single(
+                "aws",
+                Block::new("EC2 settings.")
+                    .attribute(Attribute::optional("instance_platform", Type::String).describe("The instances' platform, as EC2 names it: `Linux/UNIX` (default), `Red Hat Enterprise Linux`, `Windows`, …"))
+                    .attribute(Attribute::optional("instance_match_criteria", Type::String).describe("`aws_capacity_reservation`: `open` (default: any matching instance uses it) or `targeted` (only instances that name it)."))
+            )),
+    )
+}
+
+fn text(v: &Value, name: &str) -> Option<String> {
+    v.get_attr(name).and_then(Value::as_str).map(str::to_string)
+}
+
+fn int(v: &Value, name: &str) -> Option<i64> {
+    v.get_attr(name).and_then(Value::as_i64)
+}
+
+fn aws_text(v: &Value, name: &str) -> Option<String> {
+    v.get_attr("aws").and_then(|a| text(a, name))
+}
+
+/// The core's raw config from a resource value (config, plan or state).
+pub fn core_config(v: &Value) -> CommitmentConfig {
+    CommitmentConfig {
+        kind: text(v, "kind").unwrap_or_default(),
+        region: text(v, "region").unwrap_or_default(),
+        zone: text(v, "zone"),
+        gpu: text(v, "gpu"),
+        gpu_count: int(v, "gpu_count"),
+        instance_type: text(v, "instance_type"),
+        instance_count: int(v, "instance_count").unwrap_or(0),
+        duration_hours: int(v, "duration_hours"),
+        start_after: text(v, "start_after"),
+        start_before: text(v, "start_before"),
+        term: text(v, "term"),
+        billing: text(v, "billing"),
+        end: text(v, "end"),
+        on_destroy: text(v, "on_destroy"),
+    }
+}
+
+/// `tags` over `default_labels`.
+pub fn tags(v: &Value, settings: &Settings) -> BTreeMap<String, String> {
+    let mut all = settings.default_labels.clone();
+    if let Some(m) = v.get_attr("tags").and_then(Value::as_entries) {
+        for (k, val) in m {
+            if let Some(s) = val.as_str() {
+                all.insert(k.clone(), s.to_string());
+            }
+        }
+    }
+    all
+}
+
+/// `aws.instance_platform` (default `Linux/UNIX`).
+pub fn platform(v: &Value) -> String {
+    aws_text(v, "instance_platform").unwrap_or_else(|| "Linux/UNIX".to_string())
+}
+
+/// `aws.instance_match_criteria` (default `open`), lower-case.
+pub fn match_criteria(v: &Value) -> String {
+    aws_text(v, "instance_match_criteria")
+        .map(|s| s.trim().to_ascii_lowercase())
+        .unwrap_or_else(|| "open".to_string())
+}

@@ -1,0 +1,79 @@
+//! `gpu_commitment` as a `tfplugin::Resource`: thin glue to plan, apply and read.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use gpu_core::catalog::Catalog;
+use tfplugin::provider::{
+    ApplyResourceChangeResponse, PlanResourceChangeResponse, ReadResourceResponse,
+};
+use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest};
+use tfplugin::{Resource, Schema};
+
+use super::connect::Connector;
+use super::plan::text;
+use super::{TYPE_NAME, apply, plan, schema};
+use crate::provider::GpuProvider;
+
+/// The `gpu_commitment` resource, configured through the provider block.
+#[derive(Debug, Clone)]
+pub struct CommitmentResource {
+    provider: Arc<GpuProvider>,
+}
+
+impl CommitmentResource {
+    /// The resource, configured through `provider`.
+    pub fn new(provider: Arc<GpuProvider>) -> Self {
+        CommitmentResource { provider }
+    }
+}
+
+#[async_trait]
+impl Resource for CommitmentResource {
+    fn type_name(&self) -> &str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    /// A destroy is planned here: a commitment that cannot be cancelled refuses it at plan.
+    fn plans_destroy(&self) -> bool {
+        true
+    }
+
+    async fn plan(&self, request: PlanRequest) -> PlanResourceChangeResponse {
+        let settings = self.provider.commitment_settings();
+        plan::plan(request.raw(), &settings, Catalog::embedded(), &settings).await
+    }
+
+    async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
+        let settings = self.provider.commitment_settings();
+        let live = if request.planned().is_null() {
+            request.prior()
+        } else {
+            request.planned()
+        };
+        let region = text(live, "region").trim().to_ascii_lowercase();
+        let store = settings.commitments(&region).await;
+        apply::apply(
+            request.prior(),
+            request.planned(),
+            &settings,
+            store.as_ref(),
+        )
+        .await
+    }
+
+    async fn read(&self, request: ReadRequest) -> ReadResourceResponse {
+        let settings = self.provider.commitment_settings();
+        let region = text(request.current(), "region")
+            .trim()
+            .to_ascii_lowercase();
+        let store = settings.commitments(&region).await;
+        let mut r = apply::read(request.current(), store.as_ref()).await;
+        r.private = request.private().to_vec();
+        r
+    }
+}
