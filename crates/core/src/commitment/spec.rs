@@ -153,11 +153,13 @@ fn err(attribute: &str, problem: impl Into<String>) -> FieldError {
     }
 }
 
-/// Validates `c` against the catalog at time `now` (unix seconds).
+/// Validates `c` against the catalog at time `now` (unix seconds). With `now` `None`
+/// (configuration checks, which must hold for a commitment bought long ago too) dates are
+/// only parsed, not compared with the clock.
 pub fn validate(
     c: &CommitmentConfig,
     catalog: &Catalog,
-    now: i64,
+    now: Option<i64>,
 ) -> Result<CommitmentSpec, Vec<FieldError>> {
     let mut errors = Vec::new();
     let kind = match c.kind.parse::<CommitmentKind>() {
@@ -244,7 +246,7 @@ fn is_aws_zone_of(zone: &str, region: &str) -> bool {
 fn term(
     kind: CommitmentKind,
     c: &CommitmentConfig,
-    now: i64,
+    now: Option<i64>,
     errors: &mut Vec<FieldError>,
 ) -> Option<Term> {
     let style = kind.term_style();
@@ -290,7 +292,7 @@ fn term(
         TermStyle::Years => years(c, errors),
         TermStyle::UntilCancelled => {
             let end = c.end.as_deref().and_then(|e| match parse_rfc3339(e) {
-                Some(t) if t > now => Some(t),
+                Some(t) if now.is_none_or(|n| t > n) => Some(t),
                 Some(_) => {
                     errors.push(err("end", format!("\"{e}\" is not in the future")));
                     None
@@ -317,7 +319,7 @@ pub fn valid_block_hours(hours: i64) -> bool {
         && (hours <= 14 * 24 || (hours % (7 * 24) == 0 && hours <= 182 * 24))
 }
 
-fn window(c: &CommitmentConfig, now: i64, errors: &mut Vec<FieldError>) -> Option<Term> {
+fn window(c: &CommitmentConfig, now: Option<i64>, errors: &mut Vec<FieldError>) -> Option<Term> {
     let hours = match c.duration_hours {
         None => {
             errors.push(err(
@@ -335,18 +337,18 @@ fn window(c: &CommitmentConfig, now: i64, errors: &mut Vec<FieldError>) -> Optio
         }
         Some(h) => Some(h as u32),
     };
-    let horizon = now + CAPACITY_BLOCK_HORIZON_SECS;
-    let mut date = |attr: &str, v: Option<&str>, default: i64| match v {
-        None => Some(default),
+    let horizon = now.map(|n| n + CAPACITY_BLOCK_HORIZON_SECS);
+    let mut date = |attr: &str, v: Option<&str>, default: Option<i64>| match v {
+        None => Some(default.unwrap_or(0)),
         Some(s) => match parse_rfc3339(s) {
-            Some(t) if t > horizon => {
+            Some(t) if horizon.is_some_and(|h| t > h) => {
                 errors.push(err(
                     attr,
                     format!("\"{s}\" is more than 8 weeks ahead: capacity blocks can be bought at most 8 weeks before they start"),
                 ));
                 None
             }
-            Some(t) => Some(t.max(now)),
+            Some(t) => Some(now.map_or(t, |n| t.max(n))),
             None => {
                 errors.push(err(
                     attr,
@@ -357,7 +359,11 @@ fn window(c: &CommitmentConfig, now: i64, errors: &mut Vec<FieldError>) -> Optio
         },
     };
     let after = date("start_after", c.start_after.as_deref(), now);
-    let before = date("start_before", c.start_before.as_deref(), horizon);
+    let before = date(
+        "start_before",
+        c.start_before.as_deref(),
+        horizon.or(Some(i64::MAX)),
+    );
     if let (Some(a), Some(b)) = (after, before)
         && a > b
     {

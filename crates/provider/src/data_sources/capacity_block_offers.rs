@@ -98,13 +98,13 @@ fn core_config(config: &Value, region: &str) -> CommitmentConfig {
 fn check(
     config: &Value,
     catalog: &Catalog,
-    now: i64,
+    now: Option<i64>,
 ) -> Result<Vec<spec::CommitmentSpec>, Diagnostics> {
     let mut d = Diagnostics::new();
     let list = regions(config);
     if list.is_empty() {
         d.push(
-            Diagnostic::error("No regions", "Give at least one region in `regions`.")
+            Diagnostic::error("Invalid regions", "`regions`: give at least one region.")
                 .at(AttributePath::attr("regions")),
         );
         return Err(d);
@@ -123,8 +123,11 @@ fn check(
                     };
                     if seen.insert((attr.to_string(), e.problem.clone())) {
                         d.push(
-                            Diagnostic::error("Invalid capacity block query", e.problem)
-                                .at(AttributePath::attr(attr)),
+                            Diagnostic::error(
+                                format!("Invalid {attr}"),
+                                format!("`{attr}`: {}.", e.problem),
+                            )
+                            .at(AttributePath::attr(attr)),
                         );
                     }
                 }
@@ -167,7 +170,7 @@ pub async fn read(
     connector: &dyn Connector,
 ) -> ReadDataSourceResponse {
     let now = unix_now() as i64;
-    let specs = match check(config, catalog, now) {
+    let specs = match check(config, catalog, Some(now)) {
         Ok(s) => s,
         Err(d) => {
             return ReadDataSourceResponse {
@@ -281,7 +284,7 @@ impl DataSource for CapacityBlockOffers {
         if !config.is_wholly_known() {
             return Diagnostics::new();
         }
-        check(config, Catalog::embedded(), unix_now() as i64)
+        check(config, Catalog::embedded(), Some(unix_now() as i64))
             .err()
             .unwrap_or_default()
     }

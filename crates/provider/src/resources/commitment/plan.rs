@@ -74,10 +74,26 @@ pub fn field_diagnostics(errors: &[FieldError]) -> Diagnostics {
     let mut d = Diagnostics::new();
     for e in errors {
         d.push(
-            Diagnostic::error("Invalid commitment", e.problem.clone()).at(path_of(&e.attribute)),
+            Diagnostic::error(format!("Invalid {}", e.attribute), format!("{e}."))
+                .at(path_of(&e.attribute)),
         );
     }
     d
+}
+
+/// The configuration's problems, without the clock; unknown inputs wait for the plan.
+pub fn validate_config(config: &Value, catalog: &Catalog) -> Diagnostics {
+    if INPUTS
+        .iter()
+        .chain(["on_destroy", "term", "billing"].iter())
+        .any(|n| config.get_attr(n).is_some_and(|v| !v.is_wholly_known()))
+    {
+        return Diagnostics::new();
+    }
+    match spec::validate(&core_config(config), catalog, None) {
+        Ok(_) => Diagnostics::new(),
+        Err(errors) => field_diagnostics(&errors),
+    }
 }
 
 /// What destroying `prior` does, by its `on_destroy`: refuse (non-cancellable), forget
@@ -250,13 +266,13 @@ fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceC
                 (Some("cancel"), Some(k)) if k.cancellable() => {}
                 (Some("cancel"), _) => d.push(
                     Diagnostic::error(
-                        "Invalid commitment",
-                        format!("\"{}\" cannot be cancelled once bought: remove `on_destroy`, or set \"forget\"", text(prior, "kind")),
+                        "Invalid on_destroy",
+                        format!("`on_destroy`: \"{}\" cannot be cancelled once bought: remove `on_destroy`, or set \"forget\".", text(prior, "kind")),
                     )
                     .at(AttributePath::attr("on_destroy")),
                 ),
                 (Some(v), _) => d.push(
-                    Diagnostic::error("Invalid commitment", format!("`on_destroy` is \"{v}\": write \"cancel\" or \"forget\""))
+                    Diagnostic::error("Invalid on_destroy", format!("`on_destroy` is \"{v}\": write \"cancel\" or \"forget\"."))
                         .at(AttributePath::attr("on_destroy")),
                 ),
             }
@@ -305,7 +321,7 @@ async fn plan_create(
         return respond(planned, Diagnostics::new());
     }
     let now = unix_now() as i64;
-    let spec = match spec::validate(&core_config(config), catalog, now) {
+    let spec = match spec::validate(&core_config(config), catalog, Some(now)) {
         Ok(s) => s,
         Err(errors) => return respond(planned, field_diagnostics(&errors)),
     };
@@ -391,8 +407,10 @@ async fn plan_create(
             Diagnostic::error(
                 "Commitment purchases are not allowed by the provider configuration",
                 format!(
-                    "This plan would buy {what}: {money}. {} Set `allow_commitment_purchase = true` \
-                     in the `provider \"gpu\"` block to allow purchases.",
+                    "This `kind = \"{}\"` commitment would buy {what}: {money}. {} Set \
+                     `allow_commitment_purchase = true` in the `provider \"gpu\"` block to allow \
+                     purchases.",
+                    spec.kind,
                     if spec.kind.cancellable() {
                         "It bills until cancelled."
                     } else {

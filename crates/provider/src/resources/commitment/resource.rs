@@ -7,8 +7,8 @@ use gpu_core::catalog::Catalog;
 use tfplugin::provider::{
     ApplyResourceChangeResponse, PlanResourceChangeResponse, ReadResourceResponse,
 };
-use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest};
-use tfplugin::{Resource, Schema};
+use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest};
+use tfplugin::{Diagnostics, Resource, Schema};
 
 use super::connect::Connector;
 use super::plan::text;
@@ -36,6 +36,12 @@ impl Resource for CommitmentResource {
 
     fn schema(&self) -> Schema {
         schema()
+    }
+
+    /// Every input problem on its attribute, before any cloud call (dates are checked
+    /// against the clock at plan, only for a purchase).
+    async fn validate(&self, request: ValidateRequest) -> Diagnostics {
+        plan::validate_config(request.config(), Catalog::embedded())
     }
 
     /// A destroy is planned here: a commitment that cannot be cancelled refuses it at plan.
