@@ -32,7 +32,9 @@ def assert_at_most_one(bt):
 def test_provider_block(schema):
     block = schema["provider"]["block"]
     assert sorted(block.get("block_types", {})) == ["aws", "azure", "gcp"]
-    assert set(block.get("attributes", {})) == {"default_labels", "budget", "max_price_age"}
+    assert set(block.get("attributes", {})) == {"default_labels", "budget", "max_price_age",
+                                                "allow_commitment_purchase"}
+    assert_optional(attr(block, "allow_commitment_purchase"), "bool")
 
     aws = block["block_types"]["aws"]
     assert_at_most_one(aws)
@@ -64,6 +66,33 @@ def test_provider_block(schema):
     assert nested["nesting_mode"] == "single", nested
     assert set(nested["attributes"]) == {"max_monthly_usd"}
     assert_optional(nested["attributes"]["max_monthly_usd"], "number")
+
+
+def test_gpu_commitment_resource(schema):
+    """The interface issue 16 fixes: kind, region, zone, gpu/gpu_count or instance_type, the
+    instances (`instance_count`: `count` is Terraform's meta-argument), the term inputs, and
+    the money computed at plan."""
+    block = schema["resource_schemas"]["gpu_commitment"]["block"]
+    for name in ("kind", "region", "instance_count"):
+        assert attr(block, name).get("required") is True, name
+    for name in ("zone", "instance_type", "end"):
+        a = attr(block, name)
+        assert a.get("optional") is True and a.get("computed") is True, (name, a)
+    for name in ("gpu", "duration_hours", "start_after", "start_before", "term", "billing",
+                 "on_destroy", "tags"):
+        assert attr(block, name).get("optional") is True, name
+    for name in ("upfront_usd", "hourly_usd", "monthly_usd", "total_usd",
+                 "effective_usd_per_gpu_hour", "on_demand_usd_per_gpu_hour",
+                 "break_even_utilization"):
+        a = attr(block, name)
+        assert a["type"] == "number" and a.get("computed") is True and not a.get("optional")
+    for name in ("offering_id", "start", "commitment_id", "status", "id"):
+        a = attr(block, name)
+        assert a.get("computed") is True and not a.get("optional"), (name, a)
+    assert "count" not in block["attributes"]
+    offers = schema["data_source_schemas"]["gpu_capacity_block_offers"]["block"]
+    assert attr(offers, "regions").get("required") is True
+    assert attr(offers, "duration_hours").get("required") is True
 
 
 def test_gpu_models_data_source(schema):
