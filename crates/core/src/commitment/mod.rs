@@ -22,7 +22,8 @@ pub use store::{
 };
 
 /// The marker of one purchase: the same order with the same tags always gets the same key,
-/// so an apply that lost the answer (or was interrupted) finds what it bought.
+/// so an apply that lost the answer (or was interrupted) finds what it bought. Named
+/// orders (Compute Engine) are their name.
 pub fn purchase_key(order: &Order, tags: &BTreeMap<String, String>) -> String {
     let mut s = match order {
         Order::CapacityBlock {
@@ -42,6 +43,10 @@ pub fn purchase_key(order: &Order, tags: &BTreeMap<String, String>) -> String {
             "odcr\u{1f}{region}\u{1f}{zone}\u{1f}{instance_type}\u{1f}{instance_count}\u{1f}{platform}\u{1f}{match_criteria}\u{1f}{}",
             end.map_or_else(String::new, |e| e.to_string())
         ),
+        // Named orders are found again by their name, chosen stably by the caller.
+        Order::GcpReservation { name, .. } | Order::GcpCommitment { name, .. } => {
+            return name.clone();
+        }
     };
     for (k, v) in tags {
         s.push('\u{1f}');
@@ -50,4 +55,13 @@ pub fn purchase_key(order: &Order, tags: &BTreeMap<String, String>) -> String {
         s.push_str(v);
     }
     format!("gc-{:016x}", crate::pool::stable_hash::fnv1a(&s))
+}
+
+/// A stable resource name for a named commitment (`gpu-tf-` and 16 hex digits) from the
+/// words that identify it: legal on Compute Engine (RFC 1035, 23 characters).
+pub fn stable_name(parts: &[&str]) -> String {
+    format!(
+        "gpu-tf-{:016x}",
+        crate::pool::stable_hash::fnv1a(&parts.join("\u{1f}"))
+    )
 }

@@ -86,15 +86,48 @@ pub enum Order {
         /// End, unix seconds (none: until cancelled).
         end: Option<i64>,
     },
+    /// A Compute Engine zonal reservation (named: the name is the purchase's marker).
+    GcpReservation {
+        /// Zone.
+        zone: String,
+        /// Reservation name.
+        name: String,
+        /// Machine type.
+        machine_type: String,
+        /// Instances.
+        count: u32,
+        /// Attached accelerators (GKE/Compute type, count), none for machine types that
+        /// carry theirs (A3, A2, G2).
+        accelerator: Option<(String, u32)>,
+    },
+    /// A Compute Engine regional committed use discount (named likewise).
+    GcpCommitment {
+        /// Region.
+        region: String,
+        /// Commitment name.
+        name: String,
+        /// `TWELVE_MONTH` or `THIRTY_SIX_MONTH`.
+        plan: String,
+        /// Commitment type, e.g. `ACCELERATOR_OPTIMIZED_A3`.
+        commitment_type: String,
+        /// vCPUs committed.
+        vcpus: u32,
+        /// Memory committed, MB.
+        memory_mb: u64,
+        /// Accelerators committed (type, count).
+        accelerator: Option<(String, u32)>,
+    },
 }
 
 impl Order {
-    /// The region the order is placed in.
-    pub fn region(&self) -> &str {
+    /// Where the order is placed and found again: the region, or the zone of a zonal
+    /// reservation on clouds that address reservations by zone.
+    pub fn location(&self) -> &str {
         match self {
-            Order::CapacityBlock { region, .. } | Order::CapacityReservation { region, .. } => {
-                region
-            }
+            Order::CapacityBlock { region, .. }
+            | Order::CapacityReservation { region, .. }
+            | Order::GcpCommitment { region, .. } => region,
+            Order::GcpReservation { zone, .. } => zone,
         }
     }
 }
@@ -174,10 +207,12 @@ pub trait Commitments: Send + Sync {
         tags: &BTreeMap<String, String>,
     ) -> Result<LiveCommitment, CloudError>;
 
-    /// The commitment `id` in `region`, `None` when the cloud no longer knows it.
-    async fn get(&self, region: &str, id: &str) -> Result<Option<LiveCommitment>, CloudError>;
+    /// The commitment `id` at `location` (a region, or a zone where the cloud addresses
+    /// the kind by zone), `None` when the cloud no longer knows it.
+    async fn get(&self, location: &str, id: &str) -> Result<Option<LiveCommitment>, CloudError>;
 
-    /// Every commitment in `region` whose [`MARKER_TAG`] is `key`, in any state.
+    /// Every commitment at `location` marked `key` ([`MARKER_TAG`], or the name on clouds
+    /// without tags on commitments), in any state.
     async fn find_by_marker(
         &self,
         region: &str,
@@ -218,7 +253,7 @@ pub async fn purchase_once(
     key: &str,
     tags: &BTreeMap<String, String>,
 ) -> Result<Purchased, CloudError> {
-    let region = order.region();
+    let region = order.location();
     if let Some(found) = live_marked(store, region, key).await? {
         return Ok(Purchased::Found(found));
     }

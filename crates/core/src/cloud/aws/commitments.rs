@@ -251,7 +251,7 @@ impl Commitments for Ec2Commitments {
         order: &Order,
         tags: &BTreeMap<String, String>,
     ) -> Result<LiveCommitment, CloudError> {
-        let client = self.client(order.region());
+        let client = self.client(order.location());
         let reservation = match order {
             Order::CapacityBlock {
                 offering_id,
@@ -318,6 +318,11 @@ impl Commitments for Ec2Commitments {
                 .await?
                 .capacity_reservation()
                 .cloned()
+            }
+            Order::GcpReservation { .. } | Order::GcpCommitment { .. } => {
+                return Err(CloudError::Invalid(
+                    "a Compute Engine order cannot be placed on EC2".into(),
+                ));
             }
         };
         reservation.as_ref().map(to_live).ok_or_else(|| {

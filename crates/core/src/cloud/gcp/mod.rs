@@ -11,6 +11,7 @@
 //! Credentials: [`auth`].
 
 pub mod auth;
+mod commitments;
 mod convert;
 mod errors;
 mod operations;
@@ -34,7 +35,8 @@ use convert::{NodePool, NodeTaint};
 use operations::{Operation, Pending};
 use rest::Rest;
 
-pub use rest::DEFAULT_ENDPOINT;
+pub use commitments::{ComputeCommitments, ComputeOptions};
+pub use rest::{COMPUTE_ENDPOINT, DEFAULT_ENDPOINT};
 
 /// How to reach GKE; every field is optional.
 #[derive(Debug, Clone, Default)]
@@ -145,6 +147,7 @@ impl Gke {
     pub fn connect(opts: &GkeOptions) -> Result<Self, CloudError> {
         let tokens = TokenSource::resolve(opts.access_token.as_ref())?;
         let rest = Rest::new(
+            rest::GKE,
             opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
             tokens,
             opts.retry.unwrap_or_default(),

@@ -1,4 +1,5 @@
-//! The JSON-over-HTTPS client of the Container API: a bearer token on every request, every
+//! The JSON-over-HTTPS client of a Google API (the Container API, Compute Engine): a bearer
+//! token on every request, every
 //! call under the crate's one retry policy ([`crate::retry::run`]: 429 and 5xx with the
 //! server's `Retry-After`, connection failures), Google error bodies typed by
 //! [`super::errors`]. Requests go to the configured endpoint only (never to a URL a
@@ -18,9 +19,34 @@ use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
 /// The Container API's public endpoint.
 pub const DEFAULT_ENDPOINT: &str = "https://container.googleapis.com";
 
+/// Compute Engine's public endpoint.
+pub const COMPUTE_ENDPOINT: &str = "https://compute.googleapis.com";
+
+/// Which Google API a client speaks: its name in messages and its path prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Service {
+    /// `GKE`, `Compute Engine`.
+    pub name: &'static str,
+    /// `v1`, `compute/v1`.
+    pub prefix: &'static str,
+}
+
+/// The Container API v1.
+pub(crate) const GKE: Service = Service {
+    name: "GKE",
+    prefix: "v1",
+};
+
+/// Compute Engine v1.
+pub(crate) const COMPUTE: Service = Service {
+    name: "Compute Engine",
+    prefix: "compute/v1",
+};
+
 /// A retrying, authenticated JSON client of one endpoint.
 #[derive(Debug, Clone)]
 pub(crate) struct Rest {
+    service: Service,
     client: reqwest::Client,
     endpoint: String,
     tokens: TokenSource,
@@ -36,6 +62,7 @@ struct Attempt {
 
 impl Rest {
     pub(crate) fn new(
+        service: Service,
         endpoint: &str,
         tokens: TokenSource,
         retry: RetryPolicy,
@@ -50,8 +77,11 @@ impl Rest {
                 env!("CARGO_PKG_VERSION")
             ))
             .build()
-            .map_err(|e| CloudError::Other(format!("building the GKE HTTP client: {e}")))?;
+            .map_err(|e| {
+                CloudError::Other(format!("building the {} HTTP client: {e}", service.name))
+            })?;
         Ok(Rest {
+            service,
             client,
             endpoint: endpoint.trim_end_matches('/').to_string(),
             tokens,
@@ -60,7 +90,7 @@ impl Rest {
         })
     }
 
-    /// `GET {endpoint}/v1/{path}`.
+    /// `GET {endpoint}/{prefix}/{path}`.
     pub(crate) async fn get<T: DeserializeOwned>(
         &self,
         what: &str,
@@ -70,7 +100,7 @@ impl Rest {
             .await
     }
 
-    /// `{method} {endpoint}/v1/{path}` with `body` as JSON (when given), decoded as `T`;
+    /// `{method} {endpoint}/{prefix}/{path}` with `body` as JSON (when given), decoded as `T`;
     /// errors name `what` (e.g. `nodePools.create`) and the attempts made.
     pub(crate) async fn call<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
@@ -79,11 +109,11 @@ impl Rest {
         path: &str,
         body: Option<&B>,
     ) -> Result<T, CloudError> {
-        let url = format!("{}/v1/{path}", self.endpoint);
-        let body = body
-            .map(serde_json::to_vec)
-            .transpose()
-            .map_err(|e| CloudError::Invalid(format!("GKE {what}: encoding the body: {e}")))?;
+        let url = format!("{}/{}/{path}", self.endpoint, self.service.prefix);
+        let service = self.service.name;
+        let body = body.map(serde_json::to_vec).transpose().map_err(|e| {
+            CloudError::Invalid(format!("{service} {what}: encoding the body: {e}"))
+        })?;
         let attempt = || {
             let (url, method, body) = (&url, method.clone(), body.clone());
             async move {
@@ -135,11 +165,14 @@ impl Rest {
         match retry::run(&self.retry, &self.cancel, attempt, |a: &Attempt| a.verdict).await {
             Ok(v) => Ok(v),
             Err(f) => {
-                let err = f.error.error.map_message(|m| format!("GKE {what}: {m}"));
+                let err = f
+                    .error
+                    .error
+                    .map_message(|m| format!("{service} {what}: {m}"));
                 if f.cancelled {
                     return Err(CloudError::Cancelled(format!(
-                        "Terraform asked the provider to stop while GKE {what} was being \
-                         retried (last error: {err})"
+                        "Terraform asked the provider to stop while {service} {what} was \
+                         being retried (last error: {err})"
                     )));
                 }
                 let note = retry::attempts_note(f.attempts);

@@ -54,6 +54,7 @@ impl Commitments for Shared {
             Order::CapacityReservation { .. } => {
                 (CommitmentKind::AwsCapacityReservation, "us-east-1b")
             }
+            other => panic!("not an AWS order: {other:?}"),
         };
         let c = LiveCommitment {
             id: format!("cr-{:017x}", bought.len()),
