@@ -64,6 +64,7 @@ impl GpuProvider {
             aws_max_retries: aws.max_retries,
             cancel: self.operation_cancel(),
             aws_configs: self.aws_configs.clone(),
+            gcp: c.gcp.unwrap_or_default(),
         }
     }
 

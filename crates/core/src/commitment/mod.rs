@@ -4,6 +4,7 @@
 
 pub mod kind;
 pub mod price;
+pub mod rates;
 pub mod sizing;
 pub mod spec;
 pub mod store;

@@ -78,6 +78,35 @@ pub fn at_on_demand_rate(
     }
 }
 
+/// A commitment at `usd_per_instance_hour` for `hours` (1 or 3 years) of `instances`,
+/// paid monthly or all up front.
+pub fn committed(
+    usd_per_instance_hour: f64,
+    instances: u32,
+    gpus_per_instance: u32,
+    hours: f64,
+    on_demand_usd_per_gpu_hour: Option<f64>,
+    upfront: bool,
+) -> CommitmentQuote {
+    let hourly = usd_per_instance_hour * f64::from(instances);
+    let total = hourly * hours;
+    let effective = usd_per_instance_hour / f64::from(gpus_per_instance.max(1));
+    CommitmentQuote {
+        upfront_usd: Some(if upfront { total } else { 0.0 }),
+        hourly_usd: Some(if upfront { 0.0 } else { hourly }),
+        monthly_usd: Some(if upfront {
+            0.0
+        } else {
+            hourly * HOURS_PER_MONTH
+        }),
+        total_usd: Some(total),
+        term_hours: Some(hours),
+        effective_usd_per_gpu_hour: Some(effective),
+        on_demand_usd_per_gpu_hour,
+        break_even_utilization: ratio(Some(effective), on_demand_usd_per_gpu_hour),
+    }
+}
+
 /// A term in words: `48 hours`, `14 days`, `12 months`, `until cancelled`.
 pub fn describe_term(hours: Option<f64>) -> String {
     match hours {
@@ -140,6 +169,19 @@ mod tests {
         );
         let unknown = at_on_demand_rate(None, 2, 8, Some(10.0));
         assert_eq!((unknown.hourly_usd, unknown.total_usd), (None, None));
+    }
+
+    #[test]
+    fn committed_monthly_and_upfront() {
+        let m = committed(50.0, 2, 8, 8760.0, Some(10.0), false);
+        assert_eq!(m.hourly_usd, Some(100.0));
+        assert_eq!(m.total_usd, Some(876_000.0));
+        assert_eq!(m.upfront_usd, Some(0.0));
+        assert_eq!(m.effective_usd_per_gpu_hour, Some(6.25));
+        assert_eq!(m.break_even_utilization, Some(0.625));
+        let u = committed(50.0, 2, 8, 8760.0, None, true);
+        assert_eq!((u.upfront_usd, u.hourly_usd), (Some(876_000.0), Some(0.0)));
+        assert_eq!(u.break_even_utilization, None);
     }
 
     #[test]

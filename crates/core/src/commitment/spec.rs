@@ -169,7 +169,7 @@ pub fn validate(
                 format!(
                     "\"{k}\" is not built yet in this version of the provider: buying on {} \
                      comes in a later release (built today: \"aws_capacity_block\", \
-                     \"aws_capacity_reservation\")",
+                     \"aws_capacity_reservation\", \"gcp_commitment\", \"gcp_reservation\")",
                     k.cloud()
                 ),
             ));
@@ -195,7 +195,34 @@ pub fn validate(
                 "zone",
                 format!("\"{z}\" is not a zone of {region}: write it as {region}a, {region}b, …"),
             ));
+        } else if k.cloud() == Cloud::Gcp && !crate::cloud::is_zone_of(z, &region) {
+            errors.push(err(
+                "zone",
+                format!("\"{z}\" is not a zone of {region}: write it as {region}-a, {region}-b, …"),
+            ));
         }
+    }
+    if kind == Some(CommitmentKind::GcpReservation) && zone.is_none() {
+        errors.push(err(
+            "zone",
+            "a Compute Engine reservation holds capacity in one zone: set `zone` (e.g. \"us-central1-a\")",
+        ));
+    }
+    if kind == Some(CommitmentKind::GcpReservation) && c.end.is_some() {
+        errors.push(err(
+            "end",
+            "an end date on a Compute Engine reservation is not supported yet: remove `end`; destroy deletes the reservation",
+        ));
+    }
+    if kind == Some(CommitmentKind::GcpCommitment)
+        && c.billing
+            .as_deref()
+            .is_some_and(|b| b.trim().eq_ignore_ascii_case("upfront"))
+    {
+        errors.push(err(
+            "billing",
+            "Google Cloud bills committed use monthly over the term: remove `billing` or set \"monthly\"",
+        ));
     }
     if kind == Some(CommitmentKind::AwsCapacityReservation) && zone.is_none() {
         errors.push(err(

@@ -90,7 +90,7 @@ fn every_problem_at_once_on_its_attribute() {
 #[test]
 fn kinds_not_built_and_unknown_fail_on_kind() {
     let mut c = block();
-    c.kind = "gcp_commitment".into();
+    c.kind = "azure_reservation".into();
     let e = validate(&c, Catalog::embedded(), Some(NOW)).unwrap_err();
     assert!(
         e.iter()
@@ -328,4 +328,40 @@ fn offerings_rank_by_price_per_gpu_hour() {
     });
     let ids: Vec<&str> = list.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["b", "c", "a", "d"]);
+}
+
+#[test]
+fn google_kinds_check_their_zone_term_and_billing() {
+    let base = CommitmentConfig {
+        kind: "gcp_reservation".into(),
+        region: "us-central1".into(),
+        instance_type: Some("a3-highgpu-8g".into()),
+        instance_count: 2,
+        ..Default::default()
+    };
+    let e = validate(&base, Catalog::embedded(), Some(NOW)).unwrap_err();
+    assert_eq!(attrs(&e), ["zone"]);
+    let mut c = base.clone();
+    c.zone = Some("us-central1a".into());
+    let e = validate(&c, Catalog::embedded(), Some(NOW)).unwrap_err();
+    assert!(e[0].problem.contains("us-central1-a"), "{e:?}");
+    c.zone = Some("US-CENTRAL1-A".into());
+    let spec = validate(&c, Catalog::embedded(), Some(NOW)).unwrap();
+    assert_eq!(spec.on_destroy, OnDestroy::Cancel);
+    let mut cud = base.clone();
+    cud.kind = "gcp_commitment".into();
+    cud.term = Some("3Y".into());
+    cud.billing = Some("upfront".into());
+    let e = validate(&cud, Catalog::embedded(), Some(NOW)).unwrap_err();
+    assert_eq!(attrs(&e), ["billing"]);
+    cud.billing = None;
+    let spec = validate(&cud, Catalog::embedded(), Some(NOW)).unwrap();
+    assert_eq!(
+        spec.term,
+        Term::Years {
+            years: 3,
+            billing: super::spec::Billing::Monthly
+        }
+    );
+    assert_eq!(spec.on_destroy, OnDestroy::Refuse);
 }

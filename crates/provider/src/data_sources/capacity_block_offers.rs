@@ -190,7 +190,22 @@ pub async fn read(
         else {
             continue;
         };
-        let store = connector.commitments(&s.region).await;
+        let store = match connector
+            .commitments(gpu_core::offer::Cloud::Aws, &s.region)
+            .await
+        {
+            Ok(store) => store,
+            Err(e) => {
+                d.push(
+                    Diagnostic::error("Cannot connect to AWS", e.to_string())
+                        .at(AttributePath::attr("regions")),
+                );
+                return ReadDataSourceResponse {
+                    state: Value::Null,
+                    diagnostics: d,
+                };
+            }
+        };
         for c in s.candidates.iter().take(MAX_TYPES_ASKED) {
             let q = OfferingQuery {
                 region: s.region.clone(),

@@ -12,8 +12,11 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
-use super::Settings;
 use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set, text};
+use super::{Settings, location};
+use gpu_core::catalog::Catalog;
+use gpu_core::commitment::stable_name;
+use gpu_core::offer::Cloud;
 
 fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
     ApplyResourceChangeResponse {
@@ -40,14 +43,77 @@ pub async fn apply(
     create(planned, settings, store).await
 }
 
-/// The order a planned commitment places.
-pub fn order_of(planned: &Value) -> Result<Order, String> {
+/// The order a planned commitment places (`tags` name Compute Engine orders, so that two
+/// commitments that differ only in tags get different names).
+pub fn order_of(
+    planned: &Value,
+    tags: &std::collections::BTreeMap<String, String>,
+    catalog: &Catalog,
+) -> Result<Order, String> {
     let kind = text(planned, "kind")
         .parse::<CommitmentKind>()
         .map_err(|e| e.to_string())?;
     let region = text(planned, "region").trim().to_ascii_lowercase();
     let (_, platform, criteria) = purchase_inputs(planned, &Settings::default());
+    let instance_type = text(planned, "instance_type");
+    let count = planned
+        .get_attr("instance_count")
+        .and_then(Value::as_i64)
+        .unwrap_or(0) as u32;
+    let tag_words: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let name_of = |place: &str, term: &str| {
+        let mut parts = vec![kind.as_str(), place, instance_type.as_str(), term];
+        let n = count.to_string();
+        parts.push(&n);
+        parts.extend(tag_words.iter().map(String::as_str));
+        stable_name(&parts)
+    };
     match kind {
+        CommitmentKind::GcpReservation => {
+            let zone = text(planned, "zone").trim().to_ascii_lowercase();
+            Ok(Order::GcpReservation {
+                name: name_of(&zone, ""),
+                zone,
+                machine_type: instance_type.clone(),
+                count,
+                accelerator: None, // accelerator-optimized machine types carry their GPUs
+            })
+        }
+        CommitmentKind::GcpCommitment => {
+            let term = text(planned, "term").trim().to_ascii_lowercase();
+            let row = catalog
+                .offers()
+                .iter()
+                .find(|o| {
+                    o.cloud == Cloud::Gcp && o.region == region && o.instance_type == instance_type
+                })
+                .ok_or_else(|| format!("the catalog has no {instance_type} in {region}"))?;
+            let (Some(vcpus), Some(mem)) = (row.vcpus, row.memory_gib) else {
+                return Err(format!(
+                    "the catalog lacks the vCPUs or memory of {instance_type}"
+                ));
+            };
+            let commitment_type = gcp_commitment_type(&instance_type)
+                .ok_or_else(|| format!("no committed-use type is known for {instance_type}"))?;
+            let gpus = row.gpu_count.unwrap_or(0.0) as u32;
+            let accelerator = gpu_core::gpu::gke_accelerator(row.gpu, &instance_type)
+                .map(|t| (t.to_string(), gpus * count));
+            Ok(Order::GcpCommitment {
+                name: name_of(&region, &term),
+                plan: if term == "3y" {
+                    "THIRTY_SIX_MONTH"
+                } else {
+                    "TWELVE_MONTH"
+                }
+                .to_string(),
+                commitment_type: commitment_type.to_string(),
+                vcpus: vcpus as u32 * count,
+                memory_mb: (mem * 1024.0) as u64 * u64::from(count),
+                accelerator,
+                region,
+            })
+        }
+
         CommitmentKind::AwsCapacityBlock => Ok(Order::CapacityBlock {
             region,
             offering_id: text(planned, "offering_id"),
@@ -56,11 +122,8 @@ pub fn order_of(planned: &Value) -> Result<Order, String> {
         CommitmentKind::AwsCapacityReservation => Ok(Order::CapacityReservation {
             region,
             zone: text(planned, "zone").trim().to_ascii_lowercase(),
-            instance_type: text(planned, "instance_type"),
-            instance_count: planned
-                .get_attr("instance_count")
-                .and_then(Value::as_i64)
-                .unwrap_or(0) as u32,
+            instance_type: instance_type.clone(),
+            instance_count: count,
             platform,
             match_criteria: criteria,
             end: planned
@@ -72,11 +135,31 @@ pub fn order_of(planned: &Value) -> Result<Order, String> {
     }
 }
 
+/// The Compute Engine commitment type of a machine family (`a3-highgpu-8g` →
+/// `ACCELERATOR_OPTIMIZED_A3`), `None` for a family without a known type.
+pub fn gcp_commitment_type(machine: &str) -> Option<&'static str> {
+    let m = machine.to_ascii_lowercase();
+    Some(if m.starts_with("a3-megagpu") {
+        "ACCELERATOR_OPTIMIZED_A3_MEGA"
+    } else if m.starts_with("a3-ultragpu") {
+        "ACCELERATOR_OPTIMIZED_A3_ULTRA"
+    } else if m.starts_with("a3-") {
+        "ACCELERATOR_OPTIMIZED_A3"
+    } else if m.starts_with("a2-") {
+        "ACCELERATOR_OPTIMIZED"
+    } else if m.starts_with("g2-") {
+        "GRAPHICS_OPTIMIZED"
+    } else {
+        return None;
+    })
+}
+
 async fn create(
     planned: &Value,
     settings: &Settings,
     store: &dyn Commitments,
 ) -> ApplyResourceChangeResponse {
+    let catalog = Catalog::embedded();
     if !settings.allow_purchase {
         // The plan refused already; a plan made under another configuration is refused too.
         return done(
@@ -88,7 +171,8 @@ async fn create(
             .into(),
         );
     }
-    let order = match order_of(planned) {
+    let (tags, _, _) = purchase_inputs(planned, settings);
+    let order = match order_of(planned, &tags, catalog) {
         Ok(o) => o,
         Err(why) => {
             return done(
@@ -97,7 +181,6 @@ async fn create(
             );
         }
     };
-    let (tags, _, _) = purchase_inputs(planned, settings);
     let key = purchase_key(&order, &tags);
     match purchase_once(store, &order, &key, &tags).await {
         Ok(p) => {
@@ -174,9 +257,8 @@ async fn destroy(prior: &Value, store: &dyn Commitments) -> ApplyResourceChangeR
             .into(),
         ),
         Some(OnDestroy::Cancel) => {
-            let region = text(prior, "region").trim().to_ascii_lowercase();
             let id = text(prior, "commitment_id");
-            match store.cancel(&region, &id).await {
+            match store.cancel(&location(prior), &id).await {
                 Ok(()) => done(Value::Null, Diagnostics::new()),
                 Err(CloudError::NotFound(_)) => done(Value::Null, Diagnostics::new()),
                 Err(e) => done(
@@ -192,7 +274,6 @@ async fn destroy(prior: &Value, store: &dyn Commitments) -> ApplyResourceChangeR
 /// Refresh: the status read live; a commitment the cloud no longer lists stays in state
 /// (never bought again by accident) as expired or cancelled.
 pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceResponse {
-    let region = text(current, "region").trim().to_ascii_lowercase();
     let id = text(current, "commitment_id");
     let mut state = current.clone();
     if id.is_empty() {
@@ -202,7 +283,7 @@ pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceRespo
             diagnostics: Diagnostics::new(),
         };
     }
-    let diagnostics = match store.get(&region, &id).await {
+    let diagnostics = match store.get(&location(current), &id).await {
         Ok(Some(c)) => {
             set(&mut state, "status", Value::string(c.status.as_str()));
             Diagnostics::new()

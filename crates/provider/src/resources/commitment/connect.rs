@@ -1,23 +1,58 @@
 //! The commitment adapter of a kind's cloud, with that cloud's usual credentials.
 
+use gpu_core::cloud::CloudError;
 use gpu_core::cloud::aws::{ConfigKey, Ec2Commitments, Ec2Options};
+use gpu_core::cloud::gcp::{ComputeCommitments, ComputeOptions};
 use gpu_core::commitment::Commitments;
+use gpu_core::offer::Cloud;
 use gpu_core::retry::RetryPolicy;
 
 use super::Settings;
 
-/// Gives the commitment adapter for a region (the cloud in the provider, a fake in tests).
+/// Gives the commitment adapter of a cloud for a region (the cloud in the provider, a fake
+/// in tests).
 #[async_trait::async_trait]
 pub trait Connector: Sync {
-    /// The adapter for `region`.
-    async fn commitments(&self, region: &str) -> Box<dyn Commitments>;
+    /// The adapter of `cloud` for `region`; an error when it cannot be set up (no
+    /// credentials, no project).
+    async fn commitments(
+        &self,
+        cloud: Cloud,
+        region: &str,
+    ) -> Result<Box<dyn Commitments>, CloudError>;
 }
 
 #[async_trait::async_trait]
 impl Connector for Settings {
-    async fn commitments(&self, region: &str) -> Box<dyn Commitments> {
-        ec2(self, region).await
+    async fn commitments(
+        &self,
+        cloud: Cloud,
+        region: &str,
+    ) -> Result<Box<dyn Commitments>, CloudError> {
+        match cloud {
+            Cloud::Gcp => compute(self).map(|c| Box::new(c) as Box<dyn Commitments>),
+            Cloud::Aws => Ok(ec2(self, region).await),
+            other => Err(CloudError::Invalid(format!(
+                "commitments on {other} are not built yet"
+            ))),
+        }
     }
+}
+
+/// Compute Engine in the provider's `gcp.project`, with Google's credentials.
+fn compute(settings: &Settings) -> Result<ComputeCommitments, CloudError> {
+    let project = settings.gcp.project.clone().ok_or_else(|| {
+        CloudError::Invalid(
+            "Google Cloud commitments are bought in the provider's `gcp.project`: set it in the `provider \"gpu\"` block".into(),
+        )
+    })?;
+    ComputeCommitments::connect(&ComputeOptions {
+        project,
+        endpoint: settings.gcp.endpoint.clone(),
+        access_token: settings.gcp.access_token.clone(),
+        cancel: settings.cancel.clone(),
+        ..Default::default()
+    })
 }
 
 /// EC2 commitments in `region` (the usual AWS chain, `aws.profile`, `aws.endpoints.ec2`,

@@ -37,6 +37,8 @@ pub struct Settings {
     pub cancel: Cancel,
     /// The process's AWS credential chains.
     pub aws_configs: gpu_core::cloud::aws::ConfigCache,
+    /// The provider's `gcp` block (project, endpoint, access token).
+    pub gcp: crate::config::GcpConfig,
 }
 
 /// Attributes whose change would need a new purchase (compared by meaning).
@@ -63,10 +65,10 @@ pub fn schema() -> Schema {
     let money = |n: &str, d: &str| Attribute::computed(n, Type::Number).describe(d);
     Schema::new(
         Block::new(include_str!("description.md"))
-            .attribute(Attribute::computed("id", Type::String).describe("The commitment's id in its cloud (EC2: the capacity reservation id `cr-…`), known after apply."))
-            .attribute(Attribute::required("kind", Type::String).describe("What to buy: `aws_capacity_block` (EC2 Capacity Blocks for ML, paid up front, cannot be cancelled), `aws_capacity_reservation` (an EC2 On-Demand Capacity Reservation, billed at the on-demand rate until cancelled). `gcp_commitment`, `gcp_reservation`, `azure_reservation` and `azure_capacity_reservation` are accepted names but not built yet: the plan says so."))
+            .attribute(Attribute::computed("id", Type::String).describe("The commitment's id in its cloud (EC2: the capacity reservation id `cr-…`; Compute Engine: the reservation's or commitment's name), known after apply."))
+            .attribute(Attribute::required("kind", Type::String).describe("What to buy: `aws_capacity_block` (EC2 Capacity Blocks for ML, paid up front, cannot be cancelled), `aws_capacity_reservation` (an EC2 On-Demand Capacity Reservation, billed at the on-demand rate until cancelled), `gcp_reservation` (a Compute Engine zonal reservation, billed at the on-demand rate until deleted), `gcp_commitment` (a Compute Engine committed use discount, 1 or 3 years, cannot be cancelled). `azure_reservation` and `azure_capacity_reservation` are accepted names but not built yet: the plan says so."))
             .attribute(Attribute::required("region", Type::String).describe("Region to commit in, e.g. `us-east-1`."))
-            .attribute(Attribute::optional_computed("zone", Type::String).describe("Zone: required for `aws_capacity_reservation`; for `aws_capacity_block` it limits the offerings to one zone, and is otherwise the zone of the offering chosen."))
+            .attribute(Attribute::optional_computed("zone", Type::String).describe("Zone: required for `aws_capacity_reservation` and `gcp_reservation`; for `aws_capacity_block` it limits the offerings to one zone, and is otherwise the zone of the offering chosen."))
             .attribute(Attribute::optional("gpu", Type::String).describe("GPU model (any alias: `h100`, `NVIDIA H100`). The catalog's instance types with it in `region` are candidates; set this or `instance_type`."))
             .attribute(Attribute::optional("gpu_count", Type::Number).describe("GPUs per instance, with `gpu` (default: any)."))
             .attribute(Attribute::optional_computed("instance_type", Type::String).describe("Instance type, e.g. `p5.48xlarge`; when `gpu` is set instead, the type chosen (for a capacity block the type of the cheapest offering per GPU-hour, for a reservation the cheapest on-demand type per GPU-hour)."))
@@ -74,8 +76,8 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("duration_hours", Type::Number).describe("`aws_capacity_block`: its length, 24 to 336 hours in whole days, or up to 4368 hours (182 days) in whole weeks."))
             .attribute(Attribute::optional("start_after", Type::String).describe("`aws_capacity_block`: the earliest start (RFC 3339 or a date); default now."))
             .attribute(Attribute::optional("start_before", Type::String).describe("`aws_capacity_block`: the latest start (RFC 3339 or a date), at most 8 weeks ahead; default 8 weeks from now."))
-            .attribute(Attribute::optional("term", Type::String).describe("`gcp_commitment` and `azure_reservation` (not built yet): `1y` or `3y`."))
-            .attribute(Attribute::optional("billing", Type::String).describe("`gcp_commitment` and `azure_reservation` (not built yet): `upfront` or `monthly` (default)."))
+            .attribute(Attribute::optional("term", Type::String).describe("`gcp_commitment` (and `azure_reservation`, not built yet): `1y` or `3y`."))
+            .attribute(Attribute::optional("billing", Type::String).describe("`azure_reservation` (not built yet): `upfront` or `monthly` (default). `gcp_commitment` is billed monthly: `monthly` or unset."))
             .attribute(Attribute::optional_computed("end", Type::String).describe("`aws_capacity_reservation`: an end date (RFC 3339 or a date), default none (until cancelled). `aws_capacity_block`: the end of the offering chosen."))
             .attribute(Attribute::optional("on_destroy", Type::String).describe("What `terraform destroy` does: `cancel` (the default for cancellable kinds: `aws_capacity_reservation`) or `forget` (leave it in the cloud, where it keeps billing, and drop it from state). A non-cancellable kind (`aws_capacity_block`) refuses to be destroyed unless this is `forget`. Changing it is an update of state only."))
             .attribute(Attribute::optional("tags", Type::map(Type::String)).describe("Cloud tags, over the provider's `default_labels`. The provider adds `gpu.tf/commitment`, the key that finds a purchase again after a lost answer."))
@@ -156,4 +158,19 @@ pub fn match_criteria(v: &Value) -> String {
     aws_text(v, "instance_match_criteria")
         .map(|s| s.trim().to_ascii_lowercase())
         .unwrap_or_else(|| "open".to_string())
+}
+
+/// Where a commitment is addressed: its zone for a Compute Engine reservation (Compute
+/// names reservations by zone), else its region.
+pub fn location(v: &Value) -> String {
+    let kind = text(v, "kind").and_then(|k| k.parse::<gpu_core::commitment::CommitmentKind>().ok());
+    let pick = if kind == Some(gpu_core::commitment::CommitmentKind::GcpReservation) {
+        "zone"
+    } else {
+        "region"
+    };
+    text(v, pick)
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }

@@ -5,9 +5,11 @@
 
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::price::{self, CommitmentQuote, describe_term, usd};
+use gpu_core::commitment::rates;
 use gpu_core::commitment::spec::{self, Candidate, CommitmentSpec, OnDestroy, Term};
 use gpu_core::commitment::store::rank_offerings;
 use gpu_core::commitment::{CapacityBlockOffering, CommitmentKind, OfferingQuery};
+use gpu_core::offer::Cloud;
 use gpu_core::pool::validate::FieldError;
 use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
@@ -348,6 +350,13 @@ async fn plan_create(
                 origin_note(c)
             ),
         ),
+        None if spec.kind == CommitmentKind::GcpCommitment => {
+            let c = spec.cheapest().clone();
+            match committed_quote(&spec, &c) {
+                Ok((q, note)) => (c, q, note),
+                Err(diag) => return respond(planned, diag.into()),
+            }
+        }
         None => {
             let c = spec.cheapest().clone();
             let hours = match spec.term {
@@ -364,6 +373,21 @@ async fn plan_create(
             (c, q, note)
         }
     };
+    if spec.kind.cloud() == Cloud::Gcp && settings.gcp.project.is_none() {
+        return respond(
+            planned,
+            Diagnostic::error(
+                "Google Cloud commitments need the provider's gcp.project",
+                format!(
+                    "A `kind = \"{}\"` commitment is bought in the provider's `gcp.project`: set \
+                     it in the `provider \"gpu\"` block's `gcp` block.",
+                    spec.kind
+                ),
+            )
+            .at(AttributePath::attr("kind"))
+            .into(),
+        );
+    }
     set(
         &mut planned,
         "instance_type",
@@ -396,7 +420,16 @@ async fn plan_create(
             );
             set(&mut planned, "start", Value::unknown());
             if config.get_attr("end").is_none_or(Value::is_null) {
-                set(&mut planned, "end", Value::Null);
+                // A committed use discount ends a term after it starts (known after apply).
+                let end = if spec.kind == CommitmentKind::GcpCommitment {
+                    Value::unknown()
+                } else {
+                    Value::Null
+                };
+                set(&mut planned, "end", end);
+            }
+            if spec.zone.is_none() {
+                set(&mut planned, "zone", Value::Null);
             }
         }
     }
@@ -494,12 +527,18 @@ fn describe(spec: &CommitmentSpec, c: &Candidate, o: Option<&CapacityBlockOfferi
             format_rfc3339(o.start),
             format_rfc3339(o.end)
         ),
-        None => format!(
-            "a capacity reservation of {} × {} in {}",
-            spec.instance_count,
-            c.instance_type,
-            spec.zone.as_deref().unwrap_or(&spec.region)
-        ),
+        None => match spec.term {
+            Term::Years { years, .. } => format!(
+                "a {years}-year committed use discount for {} × {} in {}",
+                spec.instance_count, c.instance_type, spec.region
+            ),
+            _ => format!(
+                "a capacity reservation of {} × {} in {}",
+                spec.instance_count,
+                c.instance_type,
+                spec.zone.as_deref().unwrap_or(&spec.region)
+            ),
+        },
     }
 }
 
@@ -538,7 +577,13 @@ async fn choose_offering(
     else {
         return Ok(None);
     };
-    let store = offerings.commitments(&spec.region).await;
+    let store = offerings
+        .commitments(Cloud::Aws, &spec.region)
+        .await
+        .map_err(|e| {
+            Diagnostic::error("Cannot connect to AWS", e.to_string())
+                .at(AttributePath::attr("region"))
+        })?;
     let mut all = Vec::new();
     for c in spec.candidates.iter().take(MAX_TYPES_ASKED) {
         let q = OfferingQuery {
@@ -611,4 +656,65 @@ pub fn purchase_inputs(
     settings: &Settings,
 ) -> (std::collections::BTreeMap<String, String>, String, String) {
     (tags(v, settings), platform(v), match_criteria(v))
+}
+
+/// The money of a committed use discount from the published rate of its machine type, or an
+/// error: an irreversible purchase at an unknown price is refused, never bought blind.
+fn committed_quote(
+    spec: &CommitmentSpec,
+    c: &Candidate,
+) -> Result<(CommitmentQuote, String), Diagnostic> {
+    let Term::Years { years, billing } = spec.term else {
+        return Err(Diagnostic::error(
+            "Invalid term",
+            "`term`: is required: \"1y\" or \"3y\"",
+        ));
+    };
+    let term = format!("{years}y");
+    let billing = match billing {
+        spec::Billing::Monthly => "monthly",
+        spec::Billing::Upfront => "upfront",
+    };
+    let rate = rates::lookup(
+        spec.kind.cloud(),
+        &spec.region,
+        &c.instance_type,
+        &term,
+        billing,
+    );
+    let per_hour = rate.and_then(|r| r.usd_per_hour(c.on_demand_usd_per_hour));
+    match (rate, per_hour) {
+        (Some(r), Some(p)) => {
+            let hours = f64::from(years) * 8760.0;
+            let q = price::committed(
+                p,
+                spec.instance_count,
+                c.gpus_per_instance,
+                hours,
+                c.on_demand_usd_per_gpu_hour(),
+                billing == "upfront",
+            );
+            let note = format!(
+                "published {term} rate for {} in {}: {} ({}); on demand: {}",
+                c.instance_type,
+                spec.region,
+                r.source,
+                r.as_of.as_deref().unwrap_or("undated"),
+                origin_note(c)
+            );
+            Ok((q, note))
+        }
+        _ => Err(Diagnostic::error(
+            "No known price for this commitment",
+            format!(
+                "The provider has no published {term} commitment rate for {} in {} (see the \
+                 commitment rates in the provider's data sources page), so it cannot show what \
+                 this irreversible purchase would cost, and it does not buy blind. Commit a \
+                 machine type and region that have a rate, or buy this one in the Google Cloud \
+                 console.",
+                c.instance_type, spec.region
+            ),
+        )
+        .at(AttributePath::attr("instance_type"))),
+    }
 }

@@ -12,6 +12,24 @@ use tfplugin::{Diagnostics, Resource, Schema};
 
 use super::connect::Connector;
 use super::plan::text;
+use gpu_core::commitment::{CommitmentKind, Commitments};
+use tfplugin::{Diagnostic, Value};
+
+/// The adapter of the commitment `v`'s cloud, or the diagnostic of why there is none.
+async fn connect(
+    settings: &super::Settings,
+    v: &Value,
+) -> Result<Box<dyn Commitments>, Diagnostics> {
+    let cloud = text(v, "kind")
+        .parse::<CommitmentKind>()
+        .map(CommitmentKind::cloud)
+        .map_err(|e| Diagnostics::from(Diagnostic::error("Invalid kind", e.to_string())))?;
+    let region = text(v, "region").trim().to_ascii_lowercase();
+    settings
+        .commitments(cloud, &region)
+        .await
+        .map_err(|e| Diagnostic::error(format!("Cannot connect to {cloud}"), e.to_string()).into())
+}
 use super::{TYPE_NAME, apply, plan, schema};
 use crate::provider::GpuProvider;
 
@@ -61,8 +79,16 @@ impl Resource for CommitmentResource {
         } else {
             request.planned()
         };
-        let region = text(live, "region").trim().to_ascii_lowercase();
-        let store = settings.commitments(&region).await;
+        let store = match connect(&settings, live).await {
+            Ok(s) => s,
+            Err(d) => {
+                return ApplyResourceChangeResponse {
+                    new_state: request.prior().clone(),
+                    private: Vec::new(),
+                    diagnostics: d,
+                };
+            }
+        };
         apply::apply(
             request.prior(),
             request.planned(),
@@ -74,10 +100,16 @@ impl Resource for CommitmentResource {
 
     async fn read(&self, request: ReadRequest) -> ReadResourceResponse {
         let settings = self.provider.commitment_settings();
-        let region = text(request.current(), "region")
-            .trim()
-            .to_ascii_lowercase();
-        let store = settings.commitments(&region).await;
+        let store = match connect(&settings, request.current()).await {
+            Ok(s) => s,
+            Err(d) => {
+                return ReadResourceResponse {
+                    new_state: request.current().clone(),
+                    private: request.private().to_vec(),
+                    diagnostics: d,
+                };
+            }
+        };
         let mut r = apply::read(request.current(), store.as_ref()).await;
         r.private = request.private().to_vec();
         r

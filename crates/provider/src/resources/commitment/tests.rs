@@ -92,8 +92,12 @@ impl Commitments for Shared {
 
 #[async_trait]
 impl Connector for Shared {
-    async fn commitments(&self, _region: &str) -> Box<dyn Commitments> {
-        Box::new(self.clone())
+    async fn commitments(
+        &self,
+        _cloud: gpu_core::offer::Cloud,
+        _region: &str,
+    ) -> Result<Box<dyn Commitments>, CloudError> {
+        Ok(Box::new(self.clone()))
     }
 }
 
