@@ -250,9 +250,9 @@ output "cheapest" {{ value = data.gpu_capacity_block_offers.h100.cheapest }}
 
 def test_kinds_not_built_fail_at_plan_before_any_call(aws_tf, ec2):
     wd = aws_tf.workdir(files={"main.tf": provider(ec2, allow=True) + '''
-resource "gpu_commitment" "cud" {
-  kind           = "gcp_commitment"
-  region         = "us-central1"
+resource "gpu_commitment" "ri" {
+  kind           = "azure_reservation"
+  region         = "eastus"
   gpu            = "H100"
   instance_count = 1
   term           = "1y"
