@@ -7,6 +7,7 @@
 //! status before reading the pool. AKS runs one operation per cluster: a second one is
 //! `409 OperationNotAllowed` ([`CloudError::Conflict`]); `pool::reconcile` waits for each.
 
+mod arm;
 pub mod auth;
 mod convert;
 mod errors;
@@ -24,7 +25,8 @@ use super::{
     traits,
 };
 use crate::cancel::Cancel;
-use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
+use crate::retry::RetryPolicy;
+use arm::{Arm, Operation};
 use auth::AzureCredentials;
 
 /// The pinned stable api-version of `Microsoft.ContainerService` (it has `gpuProfile`).
@@ -58,37 +60,11 @@ pub struct AksOptions {
 /// The AKS agent pool adapter.
 #[derive(Debug, Clone)]
 pub struct Aks {
-    http: reqwest::Client,
-    endpoint: String,
-    credentials: Arc<AzureCredentials>,
-    backoff: Backoff,
-    retry: RetryPolicy,
-    cancel: Cancel,
+    arm: Arm,
     /// The operation each pool (by its ARM path) is waiting on, from the last create,
     /// update or delete, with the poll interval ARM asked for (`Retry-After`): what
     /// `wait_until` polls first.
     pending: Arc<Mutex<HashMap<String, Operation>>>,
-}
-
-/// A successful ARM answer.
-struct Answer {
-    status: u16,
-    operation: Option<Operation>,
-    body: Value,
-}
-
-/// A long-running ARM operation: its `Azure-AsyncOperation` URL and the `Retry-After` the
-/// answer that started it gave (the interval ARM asks clients to poll at).
-#[derive(Debug, Clone)]
-struct Operation {
-    url: String,
-    poll_after: Option<Duration>,
-}
-
-/// One failed attempt: its error and whether to try again.
-struct Attempt {
-    error: CloudError,
-    verdict: Verdict,
 }
 
 impl Aks {
@@ -103,24 +79,10 @@ impl Aks {
         opts: &AksOptions,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, CloudError> {
-        let token_http = Self::http_client(opts)?;
+        let token_http = arm::http_client(opts.ca_pem.as_deref(), opts.attempt_timeout)?;
         let credentials =
             AzureCredentials::from_vars(opts.tenant_id.as_deref(), var, Some(token_http));
         Self::with_credentials(opts, Arc::new(credentials))
-    }
-
-    /// The HTTP client of `opts`: timeouts, and the extra CA if any.
-    fn http_client(opts: &AksOptions) -> Result<reqwest::Client, CloudError> {
-        let mut b = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(opts.attempt_timeout.unwrap_or(Duration::from_secs(30)));
-        if let Some(pem) = &opts.ca_pem {
-            let cert = reqwest::Certificate::from_pem(pem.as_bytes())
-                .map_err(|e| CloudError::Invalid(format!("the extra CA certificate: {e}")))?;
-            b = b.add_root_certificate(cert);
-        }
-        b.build()
-            .map_err(|e| CloudError::Other(format!("cannot build the HTTP client: {e}")))
     }
 
     /// Builds the adapter with the given credentials.
@@ -128,19 +90,16 @@ impl Aks {
         opts: &AksOptions,
         credentials: Arc<AzureCredentials>,
     ) -> Result<Self, CloudError> {
-        let http = Self::http_client(opts)?;
+        let http = arm::http_client(opts.ca_pem.as_deref(), opts.attempt_timeout)?;
         Ok(Aks {
-            http,
-            endpoint: opts
-                .endpoint
-                .clone()
-                .unwrap_or_else(|| DEFAULT_ENDPOINT.into())
-                .trim_end_matches('/')
-                .to_string(),
-            credentials,
-            backoff: opts.backoff.unwrap_or_default(),
-            retry: opts.retry.unwrap_or_default(),
-            cancel: opts.cancel.clone(),
+            arm: Arm::new(
+                http,
+                opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
+                credentials,
+                opts.backoff.unwrap_or_default(),
+                opts.retry.unwrap_or_default(),
+                opts.cancel.clone(),
+            ),
             pending: Arc::default(),
         })
     }
@@ -160,91 +119,7 @@ impl Aks {
 
     /// The URL of ARM path `path` at the pinned api-version.
     fn url(&self, path: &str) -> String {
-        format!("{}{path}?api-version={API_VERSION}", self.endpoint)
-    }
-
-    /// One ARM call under the retry policy: 2xx answers, every other status as a typed
-    /// error named `what`.
-    async fn call(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<&Value>,
-        headers: &[(&str, &str)],
-        what: &str,
-    ) -> Result<Answer, CloudError> {
-        // The token goes only to the endpoint the user configured.
-        if !url.starts_with(&format!("{}/", self.endpoint)) {
-            return Err(CloudError::Other(format!(
-                "{what}: refusing to send credentials to a URL outside {}",
-                self.endpoint
-            )));
-        }
-        let attempt = || async {
-            let bearer = self.credentials.bearer().await.map_err(|error| Attempt {
-                error,
-                verdict: Verdict::Stop,
-            })?;
-            let mut req = self
-                .http
-                .request(method.clone(), url)
-                .header("Authorization", bearer.header());
-            for (k, v) in headers {
-                req = req.header(*k, *v);
-            }
-            if let Some(b) = body {
-                req = req
-                    .header("Content-Type", "application/json")
-                    .body(b.to_string());
-            }
-            let resp = req.send().await.map_err(|e| Attempt {
-                error: CloudError::Transient(format!("{what}: {}", transport(e))),
-                verdict: Verdict::Retry(None),
-            })?;
-            let status = resp.status().as_u16();
-            let header = |n: &str| {
-                resp.headers()
-                    .get(n)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
-            };
-            let wish = header("Retry-After").and_then(|v| retry_after(&v));
-            let operation = header("Azure-AsyncOperation").map(|url| Operation {
-                url,
-                poll_after: wish,
-            });
-            let bytes = resp.bytes().await.map_err(|e| Attempt {
-                error: CloudError::Transient(format!("{what}: {}", transport(e))),
-                verdict: Verdict::Retry(None),
-            })?;
-            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            if (200..300).contains(&status) {
-                return Ok(Answer {
-                    status,
-                    operation,
-                    body,
-                });
-            }
-            Err(Attempt {
-                error: errors::from_arm(what, status, &body),
-                verdict: if retryable_status(status) {
-                    Verdict::Retry(wish)
-                } else {
-                    Verdict::Stop
-                },
-            })
-        };
-        match retry::run(&self.retry, &self.cancel, attempt, |a: &Attempt| a.verdict).await {
-            Ok(a) => Ok(a),
-            Err(f) if f.cancelled => Err(CloudError::Cancelled(format!(
-                "Terraform asked the provider to stop while {what} was being retried (last error: {})",
-                f.error.error
-            ))),
-            Err(f) => {
-                let note = retry::attempts_note(f.attempts);
-                Err(f.error.error.map_message(|m| m + &note))
-            }
-        }
+        self.arm.url(path, API_VERSION)
     }
 
     /// Remembers the operation a mutation of pool `path` started.
@@ -265,57 +140,15 @@ impl Aks {
             .get(path)
             .cloned();
         let Some(op) = op else { return Ok(()) };
-        let what = format!("the Azure operation on {path}");
-        // ARM's `Retry-After` is the interval to poll at; without one, the backoff.
-        let backoff = op.poll_after.map_or(self.backoff, |d| {
-            let d = d.min(self.backoff.max).max(Duration::from_millis(50));
-            Backoff { initial: d, max: d }
-        });
-        let done = poll::until(
-            &TokioClock::default(),
-            backoff,
-            timeout,
-            &self.cancel,
-            &what,
-            || async {
-                let a = self
-                    .call(Method::GET, &op.url, None, &[], "GET operation status")
-                    .await?;
-                match a.body.get("status").and_then(Value::as_str).unwrap_or("") {
-                    "Succeeded" => Ok(Some(Ok(()))),
-                    "Failed" | "Canceled" => {
-                        let e = a.body.get("error").cloned().unwrap_or(Value::Null);
-                        let err = errors::from_arm(&format!("operation on {path}"), 400, &e);
-                        Ok(Some(Err(match err {
-                            CloudError::Invalid(m) | CloudError::Other(m) => CloudError::Other(m),
-                            other => other,
-                        })))
-                    }
-                    _ => Ok(None),
-                }
-            },
-        )
-        .await;
+        let done = self.arm.wait(&op, path, timeout).await;
         if !matches!(
             done,
             Err(CloudError::Timeout { .. } | CloudError::Cancelled(_))
         ) {
             self.track(path, None);
         }
-        done?
+        done
     }
-}
-
-/// A transport error without the URL (which may carry secrets in other APIs).
-fn transport(e: reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    format!("{kind}: {}", e.without_url())
 }
 
 #[async_trait::async_trait]
@@ -336,6 +169,7 @@ impl NodeGroups for Aks {
         // `If-None-Match: *`: a pool of that name already there is a conflict, not an
         // overwrite (ARM answers 412).
         let a = self
+            .arm
             .call(
                 Method::PUT,
                 &self.url(&path),
@@ -361,6 +195,7 @@ impl NodeGroups for Aks {
     ) -> Result<Option<NodeGroup>, CloudError> {
         let path = Self::pool_path(cluster, Some(name))?;
         match self
+            .arm
             .call(
                 Method::GET,
                 &self.url(&path),
@@ -405,6 +240,7 @@ impl NodeGroups for Aks {
         let path = Self::pool_path(cluster, Some(&want.name))?;
         let body = convert::to_arm(&body_spec, Some(have.scaling))?;
         let a = self
+            .arm
             .call(
                 Method::PUT,
                 &self.url(&path),
@@ -420,6 +256,7 @@ impl NodeGroups for Aks {
     async fn cluster_region(&self, cluster: &ClusterRef) -> Result<Option<String>, CloudError> {
         Self::pool_path(cluster, None)?;
         let a = self
+            .arm
             .call(
                 Method::GET,
                 &self.url(&cluster.id()),
@@ -439,6 +276,7 @@ impl NodeGroups for Aks {
         let mut names = Vec::new();
         loop {
             let a = self
+                .arm
                 .call(Method::GET, &url, None, &[], "list agent pools")
                 .await?;
             if let Some(items) = a.body.get("value").and_then(Value::as_array) {
@@ -459,6 +297,7 @@ impl NodeGroups for Aks {
     async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError> {
         let path = Self::pool_path(cluster, Some(name))?;
         let a = self
+            .arm
             .call(
                 Method::DELETE,
                 &self.url(&path),
@@ -486,9 +325,9 @@ impl NodeGroups for Aks {
         self.finish_operation(&path, timeout).await?;
         poll::group(
             &TokioClock::default(),
-            self.backoff,
+            self.arm.backoff,
             timeout.saturating_sub(start.elapsed()),
-            &self.cancel,
+            &self.arm.cancel,
             cluster,
             name,
             target,
