@@ -20,20 +20,19 @@ behind each rule and what the fake does not do.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import secrets
-import time
 import uuid
 
 from . import FakeServer, Request, Response, now_rfc3339, request_id
+from .arm_common import ARM_AUDIENCES  # noqa: F401  (re-exported: ARM's token audiences)
+from .arm_common import (api_version, api_version_form_error, arm_error, authenticate,
+                         injected_error, no_registered_provider, unauthorized, wrong_tenant)
 from .tokens import TokenRegistry
 
 API_VERSION = "2025-05-01"
 # AKS hands out operation URLs with this api-version whatever the request used.
 OPERATION_API_VERSION = "2017-08-31"
-ARM_AUDIENCES = ("https://management.core.windows.net/", "https://management.core.windows.net",
-                 "https://management.azure.com/", "https://management.azure.com")
 SPOT_LABEL = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 DEFAULT_VM_SIZES = (
@@ -219,9 +218,7 @@ class ArmAks(FakeServer):
 
     def _arm_error(self, status: int, code: str, message: str, headers: dict | None = None,
                    target: str | None = None) -> Response:
-        body = {"code": code, "message": message, **({"target": target} if target else {})}
-        return Response(status, {"error": body},
-                        {"x-ms-request-id": request_id(), **(headers or {})})
+        return arm_error(status, code, message, headers, target)
 
     def _rp_error(self, status: int, code: str, message: str,
                   target: str | None = None) -> Response:
@@ -235,12 +232,7 @@ class ArmAks(FakeServer):
         return self._arm_error(status, code, message, target=target)
 
     def error(self, status, code, message, retry_after=None) -> Response:
-        default = {429: ("TooManyRequests", "The request is being throttled."),
-                   500: ("InternalServerError", "Encountered internal server error."),
-                   503: ("ServiceUnavailable", "The service is unavailable.")}
-        dcode, dmessage = default.get(status, ("InjectedFault", "Injected by the fake."))
-        return self._arm_error(status, code or dcode, message or dmessage,
-                               {} if retry_after is None else {"Retry-After": str(retry_after)})
+        return injected_error(status, code, message, retry_after)
 
     # --- request handling -------------------------------------------------------------
 
@@ -262,11 +254,7 @@ class ArmAks(FakeServer):
             return failure
         cluster = self.clusters[self._key(m["sub"], m["rg"], m["cluster"])]
         if cluster["tenant_id"] and issued.tenant != cluster["tenant_id"].lower():
-            return self._unauthorized(
-                "InvalidAuthenticationTokenTenant",
-                f"The access token is from the wrong issuer 'https://sts.windows.net/"
-                f"{issued.tenant}/'. It must match the tenant 'https://sts.windows.net/"
-                f"{cluster['tenant_id']}/' associated with this subscription.")
+            return wrong_tenant(issued, cluster["tenant_id"])
         allowed = {"cluster": ("GET",), "pools": ("GET",), "pool": ("GET", "PUT", "DELETE")}
         if request.method not in allowed[kind]:
             return self._arm_error(405, "MethodNotAllowed",
@@ -292,65 +280,23 @@ class ArmAks(FakeServer):
         return self._delete(cluster, name)
 
     def _unauthorized(self, code: str, message: str, description: str = "") -> Response:
-        challenge = ('Bearer authorization_uri="https://login.microsoftonline.com/common", '
-                     'error="invalid_token", error_description="'
-                     + (description or "The access token is invalid.") + '"')
-        return self._arm_error(401, code, message, {"WWW-Authenticate": challenge})
+        return unauthorized(code, message, description)
 
     def _authenticate(self, request: Request):
-        if not request.headers.get("Authorization"):
-            return None, self._unauthorized(
-                "AuthenticationFailed",
-                "Authentication failed. The 'Authorization' header is missing.",
-                "The authentication failed because of missing 'Authorization' header.")
-        token = request.bearer()
-        if token is None:
-            return None, self._unauthorized(
-                "AuthenticationFailed",
-                "Authentication failed. The 'Authorization' header is provided in an invalid "
-                "format.")
-        issued = self.registry.lookup(token)
-        if issued is None or issued.issuer != "azure":
-            return None, self._unauthorized("InvalidAuthenticationToken",
-                                            "The access token is invalid.")
-        if issued.expires_at <= time.time():
-            fmt = "%m/%d/%Y %H:%M:%S"
-            expiry = _dt.datetime.fromtimestamp(issued.expires_at, _dt.timezone.utc)
-            return None, self._unauthorized(
-                "ExpiredAuthenticationToken",
-                f"The access token expiry UTC time '{expiry.strftime(fmt)}' is earlier than "
-                f"current UTC time '{_dt.datetime.now(_dt.timezone.utc).strftime(fmt)}'.",
-                "The access token expired.")
-        if issued.audience not in ARM_AUDIENCES:
-            allowed = ",".join(f"'{a}'" for a in ARM_AUDIENCES)
-            return None, self._unauthorized(
-                "InvalidAuthenticationTokenAudience",
-                f"The access token has been obtained for wrong audience or resource "
-                f"'{issued.audience}'. It should exactly match with one of the allowed "
-                f"audiences {allowed}.")
-        return issued, None
+        return authenticate(self.registry, request)
 
     def _check_api_version(self, request: Request, kind: str, accept=()) -> Response | None:
-        version = (request.query.get("api-version") or [""])[0]
-        if not version:
-            return self._arm_error(400, "MissingApiVersionParameter",
-                                   "The api-version query parameter (?api-version=) is "
-                                   "required for all requests.")
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}(-preview)?", version):
-            return self._arm_error(400, "InvalidApiVersionParameter",
-                                   f"The api-version '{version}' is invalid. The supported "
-                                   f"versions are '{','.join(self.api_versions)}'.")
+        failure = api_version_form_error(request, self.api_versions)
+        if failure:
+            return failure
+        version = api_version(request)
         if version in self.api_versions or version in accept:
             return None
         locations = sorted({c["location"] for c in self.clusters.values()}) or ["eastus"]
         rtype = {"cluster": "managedClusters", "pools": "managedClusters/agentPools",
                  "pool": "managedClusters/agentPools"}.get(kind, "locations/operations")
-        return self._arm_error(400, "NoRegisteredProviderFound",
-                               f"No registered resource provider found for location "
-                               f"'{locations[0]}' and API version '{version}' for type "
-                               f"'{rtype}'. The supported api-versions are "
-                               f"'{', '.join(self.api_versions)}'. The supported locations are "
-                               f"'{', '.join(locations)}'.")
+        return no_registered_provider(version, locations[0], rtype, self.api_versions,
+                                      locations)
 
     def _check_parents(self, m, kind: str) -> Response | None:
         sub, rg, name = m["sub"], m["rg"], m["cluster"]
