@@ -248,7 +248,7 @@ output "cheapest" {{ value = data.gpu_capacity_block_offers.h100.cheapest }}
     assert calls(ec2, "PurchaseCapacityBlock") == []
 
 
-def test_kinds_not_built_fail_at_plan_before_any_call(aws_tf, ec2):
+def test_an_azure_kind_without_a_subscription_fails_at_plan_before_any_call(aws_tf, ec2):
     wd = aws_tf.workdir(files={"main.tf": provider(ec2, allow=True) + '''
 resource "gpu_commitment" "ri" {
   kind           = "azure_reservation"
@@ -259,5 +259,5 @@ resource "gpu_commitment" "ri" {
 }
 '''})
     res = wd.fails("plan")
-    assert "not built yet" in res.output and "kind" in res.output
+    assert "azure.subscription_id" in res.output and "kind" in res.output, res.output
     assert state(ec2)["requests"] == []

@@ -65,6 +65,7 @@ impl GpuProvider {
             cancel: self.operation_cancel(),
             aws_configs: self.aws_configs.clone(),
             gcp: c.gcp.unwrap_or_default(),
+            azure: c.azure.unwrap_or_default(),
         }
     }
 

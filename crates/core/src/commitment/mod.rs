@@ -19,7 +19,7 @@ pub use sizing::{Commitment, Sizing, SizingError, SizingInput, parse_csv, size};
 pub use spec::{CommitmentConfig, CommitmentSpec, OnDestroy, Term};
 pub use store::{
     CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, MARKER_TAG,
-    OfferingQuery, Order, Purchased, purchase_once,
+    OfferingQuery, Order, PriceQuote, Purchased, purchase_once,
 };
 
 /// The marker of one purchase: the same order with the same tags always gets the same key,
@@ -48,6 +48,13 @@ pub fn purchase_key(order: &Order, tags: &BTreeMap<String, String>) -> String {
         Order::GcpReservation { name, .. } | Order::GcpCommitment { name, .. } => {
             return name.clone();
         }
+        Order::AzureReservation { order_id, .. } => return order_id.clone(),
+        Order::AzureCapacityReservation {
+            resource_group,
+            group,
+            name,
+            ..
+        } => return format!("{resource_group}/{group}/{name}"),
     };
     for (k, v) in tags {
         s.push('\u{1f}');

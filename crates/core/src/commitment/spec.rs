@@ -195,6 +195,11 @@ pub fn validate(
                 "zone",
                 format!("\"{z}\" is not a zone of {region}: write it as {region}a, {region}b, …"),
             ));
+        } else if k.cloud() == Cloud::Azure && !matches!(z, "1" | "2" | "3") {
+            errors.push(err(
+                "zone",
+                format!("\"{z}\" is not an Azure availability zone: write \"1\", \"2\" or \"3\""),
+            ));
         } else if k.cloud() == Cloud::Gcp && !crate::cloud::is_zone_of(z, &region) {
             errors.push(err(
                 "zone",
@@ -206,6 +211,12 @@ pub fn validate(
         errors.push(err(
             "zone",
             "a Compute Engine reservation holds capacity in one zone: set `zone` (e.g. \"us-central1-a\")",
+        ));
+    }
+    if kind == Some(CommitmentKind::AzureCapacityReservation) && c.end.is_some() {
+        errors.push(err(
+            "end",
+            "an Azure capacity reservation has no end date: remove `end`; destroy deletes it",
         ));
     }
     if kind == Some(CommitmentKind::GcpReservation) && c.end.is_some() {

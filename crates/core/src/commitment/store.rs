@@ -117,6 +117,52 @@ pub enum Order {
         /// Accelerators committed (type, count).
         accelerator: Option<(String, u32)>,
     },
+    /// An Azure reserved VM instance order, priced first (`calculatePrice` hands out the
+    /// order id, which is the purchase's marker).
+    AzureReservation {
+        /// Region.
+        location: String,
+        /// VM size.
+        sku: String,
+        /// `P1Y` or `P3Y`.
+        term: String,
+        /// `Upfront` or `Monthly`.
+        billing_plan: String,
+        /// Instances.
+        quantity: u32,
+        /// Display name.
+        display_name: String,
+        /// The order id the price quote gave (empty before it is priced).
+        order_id: String,
+    },
+    /// An Azure capacity reservation: a group holding one reservation, both named.
+    AzureCapacityReservation {
+        /// Region.
+        location: String,
+        /// Resource group of the group.
+        resource_group: String,
+        /// Capacity reservation group name.
+        group: String,
+        /// Capacity reservation name.
+        name: String,
+        /// VM size.
+        sku: String,
+        /// Instances.
+        capacity: u32,
+        /// Availability zone (`1`, `2`, `3`), if zonal.
+        zone: Option<String>,
+    },
+}
+
+/// A price a cloud quoted for an order before it is placed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceQuote {
+    /// The quote's id (Azure: the reservation order id to buy with).
+    pub id: String,
+    /// The whole term's price.
+    pub total: f64,
+    /// Its currency (`USD`).
+    pub currency: String,
 }
 
 impl Order {
@@ -128,6 +174,8 @@ impl Order {
             | Order::CapacityReservation { region, .. }
             | Order::GcpCommitment { region, .. } => region,
             Order::GcpReservation { zone, .. } => zone,
+            Order::AzureReservation { location, .. }
+            | Order::AzureCapacityReservation { location, .. } => location,
         }
     }
 }
@@ -198,6 +246,12 @@ pub trait Commitments: Send + Sync {
         &self,
         q: &OfferingQuery,
     ) -> Result<Vec<CapacityBlockOffering>, CloudError>;
+
+    /// The cloud's own price of `order` before it is placed, where it has a read-only
+    /// price call (Azure `calculatePrice`); `None` where it has none.
+    async fn quote(&self, _order: &Order) -> Result<Option<PriceQuote>, CloudError> {
+        Ok(None)
+    }
 
     /// Places `order`, marked with `tags` (which include [`MARKER_TAG`]). Not idempotent
     /// by itself: call it through [`purchase_once`].

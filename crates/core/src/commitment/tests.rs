@@ -88,20 +88,38 @@ fn every_problem_at_once_on_its_attribute() {
 }
 
 #[test]
-fn kinds_not_built_and_unknown_fail_on_kind() {
+fn an_unknown_kind_fails_on_kind_naming_the_valid_ones() {
     let mut c = block();
-    c.kind = "azure_reservation".into();
-    let e = validate(&c, Catalog::embedded(), Some(NOW)).unwrap_err();
-    assert!(
-        e.iter()
-            .any(|e| e.attribute == "kind" && e.problem.contains("not built yet"))
-    );
     c.kind = "aws_block".into();
     let e = validate(&c, Catalog::embedded(), Some(NOW)).unwrap_err();
     assert!(
         e.iter()
-            .any(|e| e.attribute == "kind" && e.problem.contains("aws_capacity_reservation"))
+            .any(|e| e.attribute == "kind" && e.problem.contains("azure_capacity_reservation"))
     );
+}
+
+#[test]
+fn azure_capacity_zones_are_numbers_and_have_no_end() {
+    let c = CommitmentConfig {
+        kind: "azure_capacity_reservation".into(),
+        region: "East US".into(),
+        gpu: Some("H100".into()),
+        gpu_count: Some(8),
+        instance_count: 1,
+        zone: Some("eastus-1".into()),
+        end: Some("2027-01-01".into()),
+        ..Default::default()
+    };
+    let e = validate(&c, Catalog::embedded(), Some(NOW)).unwrap_err();
+    assert_eq!(attrs(&e), ["zone", "end"]);
+    let ok = CommitmentConfig {
+        zone: Some("2".into()),
+        end: None,
+        ..c
+    };
+    let spec = validate(&ok, Catalog::embedded(), Some(NOW)).unwrap();
+    assert_eq!(spec.region, "eastus");
+    assert_eq!(spec.on_destroy, OnDestroy::Cancel);
 }
 
 #[test]

@@ -319,9 +319,9 @@ impl Commitments for Ec2Commitments {
                 .capacity_reservation()
                 .cloned()
             }
-            Order::GcpReservation { .. } | Order::GcpCommitment { .. } => {
+            _ => {
                 return Err(CloudError::Invalid(
-                    "a Compute Engine order cannot be placed on EC2".into(),
+                    "only EC2 orders can be placed on EC2".into(),
                 ));
             }
         };

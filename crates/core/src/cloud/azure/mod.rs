@@ -9,6 +9,7 @@
 
 mod arm;
 pub mod auth;
+mod commitments;
 mod convert;
 mod errors;
 
@@ -28,6 +29,7 @@ use crate::cancel::Cancel;
 use crate::retry::RetryPolicy;
 use arm::{Arm, Operation};
 use auth::AzureCredentials;
+pub use commitments::{AzureCommitmentOptions, AzureCommitments};
 
 /// The pinned stable api-version of `Microsoft.ContainerService` (it has `gpuProfile`).
 pub const API_VERSION: &str = "2025-05-01";

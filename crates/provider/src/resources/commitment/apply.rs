@@ -53,7 +53,7 @@ pub fn order_of(
     let kind = text(planned, "kind")
         .parse::<CommitmentKind>()
         .map_err(|e| e.to_string())?;
-    let region = text(planned, "region").trim().to_ascii_lowercase();
+    let region = gpu_core::pool::spelling::region(Some(kind.cloud()), &text(planned, "region"));
     let (_, platform, criteria) = purchase_inputs(planned, &Settings::default());
     let instance_type = text(planned, "instance_type");
     let count = planned
@@ -69,6 +69,39 @@ pub fn order_of(
         stable_name(&parts)
     };
     match kind {
+        CommitmentKind::AzureReservation => {
+            let years = if text(planned, "term").trim().eq_ignore_ascii_case("3y") {
+                3
+            } else {
+                1
+            };
+            let upfront = text(planned, "billing")
+                .trim()
+                .eq_ignore_ascii_case("upfront");
+            Ok(super::plan::azure_reservation_order(
+                &region,
+                &instance_type,
+                count,
+                years,
+                upfront,
+                tags,
+                text(planned, "offering_id"),
+            ))
+        }
+        CommitmentKind::AzureCapacityReservation => {
+            let name = name_of(&region, "");
+            let zone = text(planned, "zone").trim().to_string();
+            Ok(Order::AzureCapacityReservation {
+                location: region.clone(),
+                resource_group: super::azure_resource_group(planned)
+                    .ok_or("`azure.resource_group` is required")?,
+                group: name.clone(),
+                name,
+                sku: instance_type.clone(),
+                capacity: count,
+                zone: (!zone.is_empty()).then_some(zone),
+            })
+        }
         CommitmentKind::GcpReservation => {
             let zone = text(planned, "zone").trim().to_ascii_lowercase();
             Ok(Order::GcpReservation {
@@ -131,7 +164,6 @@ pub fn order_of(
                 .and_then(Value::as_str)
                 .and_then(parse_rfc3339),
         }),
-        other => Err(format!("\"{other}\" is not built yet")),
     }
 }
 

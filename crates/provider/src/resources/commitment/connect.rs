@@ -2,6 +2,7 @@
 
 use gpu_core::cloud::CloudError;
 use gpu_core::cloud::aws::{ConfigKey, Ec2Commitments, Ec2Options};
+use gpu_core::cloud::azure::{AzureCommitmentOptions, AzureCommitments};
 use gpu_core::cloud::gcp::{ComputeCommitments, ComputeOptions};
 use gpu_core::commitment::Commitments;
 use gpu_core::offer::Cloud;
@@ -32,6 +33,7 @@ impl Connector for Settings {
         match cloud {
             Cloud::Gcp => compute(self).map(|c| Box::new(c) as Box<dyn Commitments>),
             Cloud::Aws => Ok(ec2(self, region).await),
+            Cloud::Azure => azure(self).map(|c| Box::new(c) as Box<dyn Commitments>),
             other => Err(CloudError::Invalid(format!(
                 "commitments on {other} are not built yet"
             ))),
@@ -77,4 +79,20 @@ pub async fn ec2(settings: &Settings, region: &str) -> Box<dyn Commitments> {
             ..Default::default()
         },
     ))
+}
+
+/// Azure in the provider's `azure.subscription_id`, with Azure's usual credentials.
+fn azure(settings: &Settings) -> Result<AzureCommitments, CloudError> {
+    let subscription_id = settings.azure.subscription_id.clone().ok_or_else(|| {
+        CloudError::Invalid(
+            "Azure commitments are bought in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block".into(),
+        )
+    })?;
+    AzureCommitments::connect(&AzureCommitmentOptions {
+        subscription_id,
+        endpoint: settings.azure.endpoint.clone(),
+        tenant_id: settings.azure.tenant_id.clone(),
+        cancel: settings.cancel.clone(),
+        ..Default::default()
+    })
 }

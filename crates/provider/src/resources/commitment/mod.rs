@@ -39,6 +39,8 @@ pub struct Settings {
     pub aws_configs: gpu_core::cloud::aws::ConfigCache,
     /// The provider's `gcp` block (project, endpoint, access token).
     pub gcp: crate::config::GcpConfig,
+    /// The provider's `azure` block (subscription, tenant, endpoint).
+    pub azure: crate::config::AzureConfig,
 }
 
 /// Attributes whose change would need a new purchase (compared by meaning).
@@ -58,6 +60,7 @@ pub const FIXED: &[&str] = &[
     "end",
     "tags",
     "aws",
+    "azure",
 ];
 
 /// The schema of `gpu_commitment`.
@@ -66,9 +69,9 @@ pub fn schema() -> Schema {
     Schema::new(
         Block::new(include_str!("description.md"))
             .attribute(Attribute::computed("id", Type::String).describe("The commitment's id in its cloud (EC2: the capacity reservation id `cr-…`; Compute Engine: the reservation's or commitment's name), known after apply."))
-            .attribute(Attribute::required("kind", Type::String).describe("What to buy: `aws_capacity_block` (EC2 Capacity Blocks for ML, paid up front, cannot be cancelled), `aws_capacity_reservation` (an EC2 On-Demand Capacity Reservation, billed at the on-demand rate until cancelled), `gcp_reservation` (a Compute Engine zonal reservation, billed at the on-demand rate until deleted), `gcp_commitment` (a Compute Engine committed use discount, 1 or 3 years, cannot be cancelled). `azure_reservation` and `azure_capacity_reservation` are accepted names but not built yet: the plan says so."))
+            .attribute(Attribute::required("kind", Type::String).describe("What to buy: `aws_capacity_block` (EC2 Capacity Blocks for ML, paid up front, cannot be cancelled), `aws_capacity_reservation` (an EC2 On-Demand Capacity Reservation, billed at the on-demand rate until cancelled), `gcp_reservation` (a Compute Engine zonal reservation, billed at the on-demand rate until deleted), `gcp_commitment` (a Compute Engine committed use discount, 1 or 3 years, cannot be cancelled). `azure_reservation` (Azure reserved VM instances, 1 or 3 years, cannot be cancelled), `azure_capacity_reservation` (an Azure capacity reservation, at the pay-as-you-go rate until deleted)."))
             .attribute(Attribute::required("region", Type::String).describe("Region to commit in, e.g. `us-east-1`."))
-            .attribute(Attribute::optional_computed("zone", Type::String).describe("Zone: required for `aws_capacity_reservation` and `gcp_reservation`; for `aws_capacity_block` it limits the offerings to one zone, and is otherwise the zone of the offering chosen."))
+            .attribute(Attribute::optional_computed("zone", Type::String).describe("Zone: required for `aws_capacity_reservation` and `gcp_reservation`, optional for `azure_capacity_reservation` (`1`, `2` or `3`); for `aws_capacity_block` it limits the offerings to one zone, and is otherwise the zone of the offering chosen."))
             .attribute(Attribute::optional("gpu", Type::String).describe("GPU model (any alias: `h100`, `NVIDIA H100`). The catalog's instance types with it in `region` are candidates; set this or `instance_type`."))
             .attribute(Attribute::optional("gpu_count", Type::Number).describe("GPUs per instance, with `gpu` (default: any)."))
             .attribute(Attribute::optional_computed("instance_type", Type::String).describe("Instance type, e.g. `p5.48xlarge`; when `gpu` is set instead, the type chosen (for a capacity block the type of the cheapest offering per GPU-hour, for a reservation the cheapest on-demand type per GPU-hour)."))
@@ -76,8 +79,8 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("duration_hours", Type::Number).describe("`aws_capacity_block`: its length, 24 to 336 hours in whole days, or up to 4368 hours (182 days) in whole weeks."))
             .attribute(Attribute::optional("start_after", Type::String).describe("`aws_capacity_block`: the earliest start (RFC 3339 or a date); default now."))
             .attribute(Attribute::optional("start_before", Type::String).describe("`aws_capacity_block`: the latest start (RFC 3339 or a date), at most 8 weeks ahead; default 8 weeks from now."))
-            .attribute(Attribute::optional("term", Type::String).describe("`gcp_commitment` (and `azure_reservation`, not built yet): `1y` or `3y`."))
-            .attribute(Attribute::optional("billing", Type::String).describe("`azure_reservation` (not built yet): `upfront` or `monthly` (default). `gcp_commitment` is billed monthly: `monthly` or unset."))
+            .attribute(Attribute::optional("term", Type::String).describe("`gcp_commitment` and `azure_reservation`: `1y` or `3y`."))
+            .attribute(Attribute::optional("billing", Type::String).describe("`azure_reservation`: `upfront` or `monthly` (default). `gcp_commitment` is billed monthly: `monthly` or unset."))
             .attribute(Attribute::optional_computed("end", Type::String).describe("`aws_capacity_reservation`: an end date (RFC 3339 or a date), default none (until cancelled). `aws_capacity_block`: the end of the offering chosen."))
             .attribute(Attribute::optional("on_destroy", Type::String).describe("What `terraform destroy` does: `cancel` (the default for cancellable kinds: `aws_capacity_reservation`) or `forget` (leave it in the cloud, where it keeps billing, and drop it from state). A non-cancellable kind (`aws_capacity_block`) refuses to be destroyed unless this is `forget`. Changing it is an update of state only."))
             .attribute(Attribute::optional("tags", Type::map(Type::String)).describe("Cloud tags, over the provider's `default_labels`. The provider adds `gpu.tf/commitment`, the key that finds a purchase again after a lost answer."))
@@ -99,6 +102,11 @@ pub fn schema() -> Schema {
                 Block::new("EC2 settings.")
                     .attribute(Attribute::optional("instance_platform", Type::String).describe("The instances' platform, as EC2 names it: `Linux/UNIX` (default), `Red Hat Enterprise Linux`, `Windows`, …"))
                     .attribute(Attribute::optional("instance_match_criteria", Type::String).describe("`aws_capacity_reservation`: `open` (default: any matching instance uses it) or `targeted` (only instances that name it)."))
+            ))
+            .block(NestedBlock::single(
+                "azure",
+                Block::new("Azure settings.")
+                    .attribute(Attribute::optional("resource_group", Type::String).describe("`azure_capacity_reservation`: the resource group (in the provider's `azure.subscription_id`) the capacity reservation group is created in. Required for that kind."))
             )),
     )
 }
@@ -173,4 +181,11 @@ pub fn location(v: &Value) -> String {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase()
+}
+
+/// `azure.resource_group`, when set.
+pub fn azure_resource_group(v: &Value) -> Option<String> {
+    v.get_attr("azure")
+        .and_then(|a| text(a, "resource_group"))
+        .map(|s| s.trim().to_string())
 }

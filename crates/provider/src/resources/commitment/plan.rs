@@ -335,6 +335,35 @@ async fn plan_create(
         },
         _ => None,
     };
+    if spec.kind.cloud() == Cloud::Azure && settings.azure.subscription_id.is_none() {
+        return respond(
+            planned,
+            Diagnostic::error(
+                "Azure commitments need the provider's azure.subscription_id",
+                format!(
+                    "A `kind = \"{}\"` commitment is bought in the provider's \
+                     `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block.",
+                    spec.kind
+                ),
+            )
+            .at(AttributePath::attr("kind"))
+            .into(),
+        );
+    }
+    if spec.kind == CommitmentKind::AzureCapacityReservation
+        && super::azure_resource_group(config).is_none_or(|g| g.is_empty())
+    {
+        return respond(
+            planned,
+            Diagnostic::error(
+                "Invalid azure",
+                "`azure`: an Azure capacity reservation is created in a resource group: set `azure { resource_group = \"...\" }`.",
+            )
+            .at(AttributePath::attr("azure"))
+            .into(),
+        );
+    }
+    let mut quoted_id: Option<String> = None;
     let (candidate, quote, source) = match &chosen {
         Some((o, c)) => (
             c.clone(),
@@ -350,6 +379,16 @@ async fn plan_create(
                 origin_note(c)
             ),
         ),
+        None if spec.kind == CommitmentKind::AzureReservation => {
+            let c = spec.cheapest().clone();
+            match azure_quote(&spec, &c, config, settings, offerings).await {
+                Ok((q, note, id)) => {
+                    quoted_id = Some(id);
+                    (c, q, note)
+                }
+                Err(diag) => return respond(planned, diag.into()),
+            }
+        }
         None if spec.kind == CommitmentKind::GcpCommitment => {
             let c = spec.cheapest().clone();
             match committed_quote(&spec, &c) {
@@ -412,7 +451,11 @@ async fn plan_create(
             set(&mut planned, "end", Value::string(format_rfc3339(o.end)));
         }
         None => {
-            set(&mut planned, "offering_id", Value::Null);
+            set(
+                &mut planned,
+                "offering_id",
+                quoted_id.clone().map_or(Value::Null, Value::string),
+            );
             set(
                 &mut planned,
                 "zone",
@@ -420,8 +463,9 @@ async fn plan_create(
             );
             set(&mut planned, "start", Value::unknown());
             if config.get_attr("end").is_none_or(Value::is_null) {
-                // A committed use discount ends a term after it starts (known after apply).
-                let end = if spec.kind == CommitmentKind::GcpCommitment {
+                // A committed use discount or a reservation ends a term after it starts
+                // (known after apply).
+                let end = if matches!(spec.term, Term::Years { .. }) {
                     Value::unknown()
                 } else {
                     Value::Null
@@ -717,4 +761,95 @@ fn committed_quote(
         )
         .at(AttributePath::attr("instance_type"))),
     }
+}
+
+/// The order an Azure reservation places; `order_id` is empty until it is priced. Its
+/// display name is a stable hash of what it commits to and its tags.
+pub fn azure_reservation_order(
+    region: &str,
+    instance_type: &str,
+    instances: u32,
+    years: u32,
+    upfront: bool,
+    tags: &std::collections::BTreeMap<String, String>,
+    order_id: String,
+) -> gpu_core::commitment::Order {
+    let mut parts: Vec<String> = vec![
+        CommitmentKind::AzureReservation.to_string(),
+        region.to_string(),
+        instance_type.to_string(),
+        instances.to_string(),
+        format!("{years}y"),
+    ];
+    parts.extend(tags.iter().map(|(k, v)| format!("{k}={v}")));
+    let words: Vec<&str> = parts.iter().map(String::as_str).collect();
+    gpu_core::commitment::Order::AzureReservation {
+        location: region.to_string(),
+        sku: instance_type.to_string(),
+        term: format!("P{years}Y"),
+        billing_plan: if upfront { "Upfront" } else { "Monthly" }.to_string(),
+        quantity: instances,
+        display_name: gpu_core::commitment::stable_name(&words),
+        order_id,
+    }
+}
+
+/// The money of an Azure reservation from Azure's own quote (`calculatePrice`), and the
+/// quote's order id (what apply buys with).
+async fn azure_quote(
+    spec: &CommitmentSpec,
+    c: &Candidate,
+    config: &Value,
+    settings: &Settings,
+    offerings: OfferingSource<'_>,
+) -> Result<(CommitmentQuote, String, String), Diagnostic> {
+    let Term::Years { years, billing } = spec.term else {
+        return Err(Diagnostic::error(
+            "Invalid term",
+            "`term`: is required: \"1y\" or \"3y\"",
+        ));
+    };
+    let order = azure_reservation_order(
+        &spec.region,
+        &c.instance_type,
+        spec.instance_count,
+        years,
+        billing == spec::Billing::Upfront,
+        &tags(config, settings),
+        String::new(),
+    );
+    let fail = |e: String| {
+        Diagnostic::error("Cannot price the Azure reservation", e).at(AttributePath::attr("kind"))
+    };
+    let store = offerings
+        .commitments(Cloud::Azure, &spec.region)
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let q = store
+        .quote(&order)
+        .await
+        .map_err(|e| fail(format!("Azure calculatePrice: {e}")))?
+        .ok_or_else(|| fail("Azure gave no price".into()))?;
+    if !q.currency.eq_ignore_ascii_case("USD") {
+        return Err(fail(format!(
+            "Azure quoted {} {}; the provider shows money in USD only and does not convert",
+            q.total, q.currency
+        )));
+    }
+    let hours = f64::from(years) * 8760.0;
+    let per_instance_hour = q.total / (hours * f64::from(spec.instance_count.max(1)));
+    let quote = price::committed(
+        per_instance_hour,
+        spec.instance_count,
+        c.gpus_per_instance,
+        hours,
+        c.on_demand_usd_per_gpu_hour(),
+        billing == spec::Billing::Upfront,
+    );
+    let note = format!(
+        "Azure calculatePrice, read at plan (quote {}); on demand: {}",
+        q.id,
+        origin_note(c)
+    );
+    Ok((quote, note, q.id))
 }
