@@ -213,6 +213,10 @@ async fn create(
             );
         }
     };
+    let order = match requote(order, planned, store).await {
+        Ok(o) => o,
+        Err(d) => return done(Value::Null, d.into()),
+    };
     let key = purchase_key(&order, &tags);
     match purchase_once(store, &order, &key, &tags).await {
         Ok(p) => {
@@ -272,6 +276,10 @@ fn state_of(planned: &Value, c: &LiveCommitment) -> Value {
     fill(&mut s, "start", c.start.map(format_rfc3339));
     fill(&mut s, "end", c.end.map(format_rfc3339));
     fill(&mut s, "zone", c.zone.clone());
+    if s.get_attr("offering_id").is_some_and(|x| !x.is_known()) {
+        // Azure: the order id of the quote apply bought under.
+        set(&mut s, "offering_id", Value::string(&c.id));
+    }
     s
 }
 
@@ -341,4 +349,71 @@ pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceRespo
         private: Vec::new(),
         diagnostics,
     }
+}
+
+/// An Azure reservation is bought under a fresh quote's order id, and only at the total the
+/// plan showed (a cent of rounding allowed); any other order is returned as it is.
+async fn requote(
+    order: Order,
+    planned: &Value,
+    store: &dyn Commitments,
+) -> Result<Order, Diagnostic> {
+    let Order::AzureReservation { .. } = &order else {
+        return Ok(order);
+    };
+    let planned_total = planned
+        .get_attr("total_usd")
+        .and_then(|v| v.as_number())
+        .map(|n| n.as_f64());
+    let quote = store
+        .quote(&order)
+        .await
+        .map_err(|e| {
+            Diagnostic::error(
+                "Cannot price the Azure reservation",
+                format!("{e}. Nothing was bought."),
+            )
+        })?
+        .ok_or_else(|| {
+            Diagnostic::error(
+                "Cannot price the Azure reservation",
+                "Azure gave no price. Nothing was bought.",
+            )
+        })?;
+    match planned_total {
+        Some(t)
+            if quote.currency.eq_ignore_ascii_case("USD") && (quote.total - t).abs() <= 0.01 => {}
+        _ => {
+            return Err(Diagnostic::error(
+                "The price changed since the plan",
+                format!(
+                    "Azure now quotes {} {} for this reservation; the plan showed {}. Nothing was bought: run `terraform plan` again to see the current price.",
+                    quote.total,
+                    quote.currency,
+                    planned_total.map_or_else(|| "no price".to_string(), |t| format!("{t} USD"))
+                ),
+            ));
+        }
+    }
+    let Order::AzureReservation {
+        location,
+        sku,
+        term,
+        billing_plan,
+        quantity,
+        display_name,
+        ..
+    } = order
+    else {
+        unreachable!("matched above")
+    };
+    Ok(Order::AzureReservation {
+        location,
+        sku,
+        term,
+        billing_plan,
+        quantity,
+        display_name,
+        order_id: quote.id,
+    })
 }

@@ -10,6 +10,7 @@ use gpu_core::commitment::spec::{self, Candidate, CommitmentSpec, OnDestroy, Ter
 use gpu_core::commitment::store::rank_offerings;
 use gpu_core::commitment::{CapacityBlockOffering, CommitmentKind, OfferingQuery};
 use gpu_core::offer::Cloud;
+use gpu_core::pool::spelling;
 use gpu_core::pool::validate::FieldError;
 use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
@@ -188,7 +189,14 @@ fn same_meaning(name: &str, prior: Option<&Value>, new: Option<&Value>) -> bool 
             ps.and_then(parse_rfc3339).is_some()
                 && ps.and_then(parse_rfc3339) == ns.and_then(parse_rfc3339)
         }
-        "region" | "zone" | "instance_type" | "term" | "billing" => match (ps, ns) {
+        "region" => match (ps, ns) {
+            // Azure's display names lose their spaces (`East US` is `eastus`).
+            (Some(a), Some(b)) => {
+                spelling::region(Some(Cloud::Azure), a) == spelling::region(Some(Cloud::Azure), b)
+            }
+            _ => false,
+        },
+        "zone" | "instance_type" | "term" | "billing" => match (ps, ns) {
             (Some(a), Some(b)) => a.trim().eq_ignore_ascii_case(b.trim()),
             _ => false,
         },
@@ -451,10 +459,17 @@ async fn plan_create(
             set(&mut planned, "end", Value::string(format_rfc3339(o.end)));
         }
         None => {
+            // An Azure quote's order id changes with every quote, and Terraform plans again
+            // at apply: the id is known after apply (apply quotes again and buys only at the
+            // planned total).
             set(
                 &mut planned,
                 "offering_id",
-                quoted_id.clone().map_or(Value::Null, Value::string),
+                if quoted_id.is_some() {
+                    Value::unknown()
+                } else {
+                    Value::Null
+                },
             );
             set(
                 &mut planned,
@@ -573,8 +588,15 @@ fn describe(spec: &CommitmentSpec, c: &Candidate, o: Option<&CapacityBlockOfferi
         ),
         None => match spec.term {
             Term::Years { years, .. } => format!(
-                "a {years}-year committed use discount for {} × {} in {}",
-                spec.instance_count, c.instance_type, spec.region
+                "a {years}-year {} for {} × {} in {}",
+                if spec.kind.cloud() == Cloud::Azure {
+                    "reserved VM instance"
+                } else {
+                    "committed use discount"
+                },
+                spec.instance_count,
+                c.instance_type,
+                spec.region
             ),
             _ => format!(
                 "a capacity reservation of {} × {} in {}",
@@ -847,8 +869,7 @@ async fn azure_quote(
         billing == spec::Billing::Upfront,
     );
     let note = format!(
-        "Azure calculatePrice, read at plan (quote {}); on demand: {}",
-        q.id,
+        "Azure calculatePrice, read at plan and again at apply; on demand: {}",
         origin_note(c)
     );
     Ok((quote, note, q.id))
