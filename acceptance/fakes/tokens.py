@@ -190,16 +190,20 @@ class TokenRegistry:
             return None, "lifetime"
         return claims, ""
 
-    def google_bearer(self, token: str) -> tuple[str | None, str]:
-        """Whether a bearer token may call GKE: ("opaque"|"self-signed-jwt", "") or
-        (None, why not)."""
+    def google_bearer(self, token: str, scopes=GKE_SCOPES, audiences=GKE_AUDIENCES,
+                      service: str = "GKE") -> tuple[str | None, str]:
+        """Whether a bearer token may call a Google API (GKE unless told otherwise: the
+        `scopes` that open it, the self-signed-JWT `audiences` it answers to):
+        ("opaque"|"self-signed-jwt", "") or (None, why not). A valid token without those
+        scopes is (None, "insufficient scopes") or (None, "neither a {service} scope nor
+        the {service} audience")."""
         issued = self.lookup(token)
         if issued is not None:
             if issued.issuer != "google":
                 return None, "not a Google token"
             if issued.expires_at <= time.time():
                 return None, "expired"
-            if not GKE_SCOPES & set(issued.audience.split()):
+            if not set(scopes) & set(issued.audience.split()):
                 return None, "insufficient scopes"
             return "opaque", ""
         if token.count(".") != 2:
@@ -207,10 +211,19 @@ class TokenRegistry:
         claims, why = self.verify_jwt(token)
         if claims is None:
             return None, why
-        scopes = set(str(claims.get("scope") or "").split())
-        if GKE_SCOPES & scopes or claims.get("aud") in GKE_AUDIENCES:
+        granted = set(str(claims.get("scope") or "").split())
+        if set(scopes) & granted or claims.get("aud") in audiences:
             return "self-signed-jwt", ""
-        return None, "neither a GKE scope nor the GKE audience"
+        return None, f"neither a {service} scope nor the {service} audience"
+
+    def google_subject(self, token: str) -> str | None:
+        """The account a Google bearer token speaks for (the issued token's subject, or a
+        self-signed JWT's `iss`), None when it is not a valid one."""
+        issued = self.lookup(token)
+        if issued is not None:
+            return issued.subject if issued.issuer == "google" else None
+        claims, _ = self.verify_jwt(token) if token.count(".") == 2 else (None, "")
+        return str(claims.get("iss")) if claims else None
 
 
 def _form(request: Request) -> dict[str, str]:
