@@ -69,13 +69,15 @@ impl CommitmentKind {
     }
 
     /// Whether the commitment holds capacity in one zone (and so needs `zone`, or, for
-    /// capacity blocks, gets the zone of the offering chosen).
+    /// capacity blocks, gets the zone of the offering chosen). A Compute Engine GPU
+    /// commitment is regional but must attach a reservation, which is zonal.
     pub fn zonal(self) -> bool {
         matches!(
             self,
             CommitmentKind::AwsCapacityBlock
                 | CommitmentKind::AwsCapacityReservation
                 | CommitmentKind::GcpReservation
+                | CommitmentKind::GcpCommitment
                 | CommitmentKind::AzureCapacityReservation
         )
     }
@@ -158,7 +160,7 @@ mod tests {
     fn rules_per_kind() {
         use CommitmentKind::*;
         assert!(!AwsCapacityBlock.cancellable() && AwsCapacityReservation.cancellable());
-        assert!(!GcpCommitment.zonal() && GcpReservation.zonal());
+        assert!(!AzureReservation.zonal() && GcpReservation.zonal() && GcpCommitment.zonal());
         assert_eq!(AzureReservation.term_style(), TermStyle::Years);
         assert_eq!(AwsCapacityBlock.term_style(), TermStyle::Window);
         assert_eq!(AzureCapacityReservation.cloud(), Cloud::Azure);

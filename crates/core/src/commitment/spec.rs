@@ -213,6 +213,12 @@ pub fn validate(
             "a Compute Engine reservation holds capacity in one zone: set `zone` (e.g. \"us-central1-a\")",
         ));
     }
+    if kind == Some(CommitmentKind::GcpCommitment) && zone.is_none() {
+        errors.push(err(
+            "zone",
+            "a Compute Engine commitment to GPUs must attach a reservation, which is zonal: set `zone` (e.g. \"us-central1-a\")",
+        ));
+    }
     if kind == Some(CommitmentKind::AzureCapacityReservation) && c.end.is_some() {
         errors.push(err(
             "end",

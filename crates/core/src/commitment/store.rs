@@ -116,6 +116,9 @@ pub enum Order {
         memory_mb: u64,
         /// Accelerators committed (type, count).
         accelerator: Option<(String, u32)>,
+        /// The reservation a GPU commitment attaches (Compute requires one): zone,
+        /// machine type, instances.
+        reservation: Option<(String, String, u32)>,
     },
     /// An Azure reserved VM instance order, priced first (`calculatePrice` hands out the
     /// order id, which is the purchase's marker).

@@ -368,6 +368,7 @@ fn google_kinds_check_their_zone_term_and_billing() {
     assert_eq!(spec.on_destroy, OnDestroy::Cancel);
     let mut cud = base.clone();
     cud.kind = "gcp_commitment".into();
+    cud.zone = Some("us-central1-b".into());
     cud.term = Some("3Y".into());
     cud.billing = Some("upfront".into());
     let e = validate(&cud, Catalog::embedded(), Some(NOW)).unwrap_err();

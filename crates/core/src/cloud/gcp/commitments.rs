@@ -186,6 +186,18 @@ struct CommitmentInsert<'a> {
     kind: &'a str,
     category: &'static str,
     resources: Vec<CommitmentResource>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reservations: Vec<AttachedReservation>,
+}
+
+/// A reservation created with a commitment (Compute requires one for GPUs).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AttachedReservation {
+    name: String,
+    zone: String,
+    specific_reservation: SpecificReservation,
+    specific_reservation_required: bool,
 }
 
 /// int64 fields travel as JSON strings (and are accepted as numbers).
@@ -525,6 +537,7 @@ impl Commitments for ComputeCommitments {
                 vcpus,
                 memory_mb,
                 accelerator,
+                reservation,
             } => {
                 let mut resources = vec![
                     CommitmentResource {
@@ -545,6 +558,23 @@ impl Commitments for ComputeCommitments {
                         accelerator_type: Some(t.clone()),
                     });
                 }
+                let reservations = reservation
+                    .iter()
+                    .map(|(zone, machine_type, count)| {
+                        Ok(AttachedReservation {
+                            name: format!("{}-r", checked(name)?),
+                            zone: location(zone)?.to_string(),
+                            specific_reservation: SpecificReservation {
+                                count: u64::from(*count),
+                                instance_properties: InstanceProperties {
+                                    machine_type: machine_type.clone(),
+                                    guest_accelerators: Vec::new(),
+                                },
+                            },
+                            specific_reservation_required: false,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, CloudError>>()?;
                 let body = CommitmentInsert {
                     name: checked(name)?,
                     description: description(tags),
@@ -552,6 +582,7 @@ impl Commitments for ComputeCommitments {
                     kind: commitment_type,
                     category: "MACHINE",
                     resources,
+                    reservations,
                 };
                 let path = format!(
                     "projects/{}/regions/{}/commitments?requestId={}",

@@ -19,6 +19,10 @@ pub(crate) struct GoogleError {
     /// `google.rpc` details; the `ErrorInfo` `reason` is read from them.
     #[serde(default)]
     pub details: Vec<serde_json::Value>,
+    /// The older `errors[]` list (Compute Engine), whose first `reason` is read when no
+    /// `ErrorInfo` detail gives one.
+    #[serde(default)]
+    pub errors: Vec<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -36,6 +40,12 @@ impl GoogleError {
                     == Some("type.googleapis.com/google.rpc.ErrorInfo")
             })
             .find_map(|d| d.get("reason").and_then(|r| r.as_str()))
+            .or_else(|| {
+                self.errors
+                    .first()
+                    .and_then(|e| e.get("reason"))
+                    .and_then(|r| r.as_str())
+            })
     }
 }
 
@@ -138,7 +148,9 @@ fn classify(status: u16, name: &str, reason: Option<&str>, message: &str) -> Clo
     let text = format!("{}{msg}", prefix(name));
     let reason = reason.unwrap_or("");
     let lower = msg.to_ascii_lowercase();
-    if status == 429 {
+    // Compute Engine throttles with 403 `rateLimitExceeded` (and `userRateLimitExceeded`).
+    let reason_word = reason.replace('_', "").to_ascii_lowercase();
+    if status == 429 || reason_word.ends_with("ratelimitexceeded") {
         return CloudError::Throttled(text);
     }
     if name == "RESOURCE_EXHAUSTED" || reason.to_ascii_uppercase().contains("QUOTA") {
@@ -177,6 +189,34 @@ mod tests {
         serde_json::to_vec(&serde_json::json!({"error": {
             "code": code, "message": message, "status": status, "details": details}}))
         .unwrap()
+    }
+
+    #[test]
+    fn a_front_end_rate_limit_is_throttling() {
+        let e = from_response(
+            403,
+            &body(
+                403,
+                "PERMISSION_DENIED",
+                "Quota exceeded",
+                Some("RATE_LIMIT_EXCEEDED"),
+            ),
+        );
+        assert!(matches!(e, CloudError::Throttled(_)), "{e:?}");
+    }
+
+    #[test]
+    fn compute_rate_limits_are_throttling_and_its_errors_list_gives_the_reason() {
+        let body = serde_json::json!({"error": {"code": 403,
+            "message": "Rate Limit Exceeded",
+            "errors": [{"domain": "usageLimits", "reason": "rateLimitExceeded",
+                        "message": "Rate Limit Exceeded"}]}});
+        let e = from_response(403, &serde_json::to_vec(&body).unwrap());
+        assert!(matches!(e, CloudError::Throttled(_)), "{e:?}");
+        let denied = serde_json::json!({"error": {"code": 403, "message": "Required 'compute.reservations.create' permission",
+            "errors": [{"domain": "global", "reason": "forbidden"}]}});
+        let e = from_response(403, &serde_json::to_vec(&denied).unwrap());
+        assert!(matches!(e, CloudError::Unauthorized(_)), "{e:?}");
     }
 
     #[test]

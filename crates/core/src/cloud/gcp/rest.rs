@@ -152,9 +152,12 @@ impl Rest {
                         verdict: Verdict::Stop,
                     });
                 }
+                let error = errors::from_response(status, &bytes);
+                // A 403 rate limit (Compute Engine) is throttling too.
+                let again = retryable_status(status) || matches!(error, CloudError::Throttled(_));
                 Err(Attempt {
-                    error: errors::from_response(status, &bytes),
-                    verdict: if retryable_status(status) {
+                    error,
+                    verdict: if again {
                         Verdict::Retry(wish)
                     } else {
                         Verdict::Stop

@@ -131,7 +131,9 @@ pub fn order_of(
             let gpus = row.gpu_count.unwrap_or(0.0) as u32;
             let accelerator = gpu_core::gpu::gke_accelerator(row.gpu, &instance_type)
                 .map(|t| (t.to_string(), gpus * count));
+            let zone = text(planned, "zone").trim().to_ascii_lowercase();
             Ok(Order::GcpCommitment {
+                reservation: Some((zone, instance_type.clone(), count)),
                 name: name_of(&region, &term),
                 plan: if term == "3y" {
                     "THIRTY_SIX_MONTH"
