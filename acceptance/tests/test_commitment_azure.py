@@ -191,3 +191,23 @@ def test_a_reservation_without_a_subscription_fails_before_any_call(az_tf, arm):
     res = wd.fails("plan")
     assert "azure.subscription_id" in flat(res)
     assert arm.state()["quotes"] == []
+
+
+def test_a_lost_purchase_answer_does_not_buy_twice(az_tf, arm):
+    # The purchase PUT acts, then its answer is lost (500): the PUT of the same order id is
+    # idempotent, so the repeat buys nothing new.
+    arm.inject(method="PUT", path="/reservationOrders/", status=500, count=1, lose_answer=True)
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + RESERVATION})
+    wd.run("apply")
+    assert len(arm.state()["orders"]) == 1 and len(arm.state()["purchases"]) == 1
+    wd.assert_plan_empty()
+
+
+def test_a_lost_capacity_reservation_answer_does_not_create_twice(az_tf, arm):
+    arm.inject(method="PUT", path="/capacityReservations/", status=503, count=1,
+               lose_answer=True)
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + CAPACITY})
+    wd.run("apply")
+    (group,) = arm.state()["capacity_reservation_groups"]
+    assert len(group["capacityReservations"]) == 1
+    wd.assert_plan_empty()

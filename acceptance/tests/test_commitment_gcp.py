@@ -167,3 +167,17 @@ def test_throttling_with_403_is_retried(gcp_tf, compute):
     wd = gcp_tf.workdir(files={"main.tf": provider(compute) + RESERVATION})
     wd.run("apply")
     assert len(compute.state()["reservations"]) == 1
+
+
+def test_a_lost_insert_answer_does_not_buy_twice(gcp_tf, compute):
+    # The insert acts, then its answer is lost (503): the retry carries the same requestId,
+    # so Compute answers the first operation instead of acting again.
+    compute.inject(method="POST", path="/commitments$", status=503, count=1, lose_answer=True)
+    wd = gcp_tf.workdir(files={"main.tf": provider(compute) + CUD})
+    wd.run("apply")
+    (c,) = compute.state()["commitments"]
+    inserts = [r for r in compute.state()["requests"]
+               if r["method"] == "POST" and r["path"].endswith("/commitments")]
+    assert len(inserts) == 2, "the insert was repeated once"
+    assert wd.resource("gpu_commitment.cud")["commitment_id"] == c["name"]
+    wd.assert_plan_empty()
