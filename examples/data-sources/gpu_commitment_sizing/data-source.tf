@@ -4,8 +4,8 @@ data "gpu_commitment_sizing" "h100" {
   # One line per hour, GPUs in the last column (a header line is skipped).
   hourly_gpus_csv = file("${path.module}/demand.csv")
 
-  # A 1-year commitment's price per GPU-hour (commitment rates are not in the catalog
-  # yet, so give the rate you were quoted).
+  # A 1-year commitment's price per GPU-hour: give the rate you were quoted. (On Google
+  # Cloud, `term = "1y"` instead looks up the published committed-use rate.)
   commit_usd_per_gpu_hour = 2.10
 
   # Burst, on-demand and spot prices come from the provider's catalog.

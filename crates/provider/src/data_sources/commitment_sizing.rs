@@ -41,7 +41,8 @@ pub fn schema() -> Schema {
         Block::new("Sizes a commitment (capacity block, reservation, committed use) to a demand history, with no cloud call: the floor of demand (`floor_percentile`, default the minimum), the count that minimises the total (`N × commit × hours + the GPU-hours above N at the burst price`), their cost against running everything on demand or on spot, the utilisation a commitment needs to pay (`break_even_utilization`), and the whole cost curve. Commit only to the floor; burst above it on spot or on demand.")
             .attribute(Attribute::optional("hourly_gpus", Type::list(Type::Number)).describe("The demand history: concurrent GPUs in use, one number per hour (0 or more). Set this or `hourly_gpus_csv`."))
             .attribute(Attribute::optional("hourly_gpus_csv", Type::String).describe("The demand history as CSV text (e.g. `file(\"demand.csv\")`): one hour per line, the GPUs in its last column; a first line that is not a number is a header. Set this or `hourly_gpus`."))
-            .attribute(Attribute::required("commit_usd_per_gpu_hour", Type::Number).describe("Price of one committed GPU-hour in USD, paid whether used or not (for an upfront purchase: its total divided by the term's GPU-hours). Commitment rates are not in the catalog yet, so it is always given."))
+            .attribute(price("commit_usd_per_gpu_hour", "Price of one committed GPU-hour in USD, paid whether used or not (for an upfront purchase: its total divided by the term's GPU-hours). Default: the published commitment rate of `gpu` in `cloud`/`region` for `term`, from the provider's vendored rates (Google Cloud committed use today; see the data's SOURCE.md), the cheapest per GPU-hour among the machine types with that GPU (and `gpu_count`); where no rate is published, give it."))
+            .attribute(Attribute::optional("term", Type::String).describe("The commitment's term when its rate is looked up: `1y` or `3y`."))
             .attribute(price("burst_usd_per_gpu_hour", "Price of one GPU-hour above the commitment. Default: the catalog's cheapest price per GPU-hour of `gpu` in `cloud`/`region` at `burst_capacity`."))
             .attribute(price("on_demand_usd_per_gpu_hour", "On-demand price per GPU-hour for the all-on-demand comparison. Default: the catalog's, when `cloud`, `region` and `gpu` are set; else unknown (null savings)."))
             .attribute(price("spot_usd_per_gpu_hour", "Spot price per GPU-hour for the all-spot comparison. Default: the catalog's, when `cloud`, `region` and `gpu` are set and it has one; else unknown (null savings)."))
@@ -126,7 +127,27 @@ pub fn validate(config: &Value) -> Diagnostics {
             format!("`gpu`: {e}"),
         );
     }
+    if let Some(t) = validate::known_str(config.get_attr("term"))
+        && !matches!(t.trim().to_ascii_lowercase().as_str(), "1y" | "3y")
+    {
+        d.attr_error(
+            AttributePath::attr("term"),
+            "Invalid term",
+            format!("`term` is {t:?}: write \"1y\" or \"3y\"."),
+        );
+    }
     let lookup = ["cloud", "region", "gpu"].map(|n| get(config, n).is_some());
+    if get(config, "commit_usd_per_gpu_hour").is_none()
+        && !(lookup.iter().all(|x| *x) && get(config, "term").is_some())
+    {
+        d.push(
+            Diagnostic::error(
+                "No commitment price",
+                "Set `commit_usd_per_gpu_hour`, or `cloud`, `region`, `gpu` and `term` to look up the published commitment rate.",
+            )
+            .at(AttributePath::attr("commit_usd_per_gpu_hour")),
+        );
+    }
     if get(config, "burst_usd_per_gpu_hour").is_none() && !lookup.iter().all(|x| *x) {
         d.push(
             Diagnostic::error(
@@ -182,6 +203,48 @@ fn look_up(config: &Value, catalog: &Catalog, spot: bool, fresh: &Freshness) -> 
     })
 }
 
+/// The cheapest published commitment rate per GPU-hour of the configured GPU (and
+/// `gpu_count`) in the configured cloud, region and term.
+fn commit_rate(config: &Value, catalog: &Catalog) -> Option<Looked> {
+    let gpu = gpu_core::gpu::lookup(validate::known_str(get(config, "gpu"))?).ok()?;
+    let cloud: Cloud = validate::known_str(get(config, "cloud"))?.parse().ok()?;
+    let region = validate::known_str(get(config, "region"))?
+        .trim()
+        .to_ascii_lowercase();
+    let term = validate::known_str(get(config, "term"))?
+        .trim()
+        .to_ascii_lowercase();
+    let count = validate::known_f64(get(config, "gpu_count"));
+    catalog
+        .offers()
+        .iter()
+        .filter(|o| o.cloud == cloud && o.region == region && o.gpu.name == gpu.name)
+        .filter(|o| count.is_none_or(|c| o.gpu_count == Some(c)))
+        .filter_map(|o| {
+            let gpus = o.gpu_count.filter(|g| *g >= 1.0)?;
+            let rate = gpu_core::commitment::rates::lookup(
+                cloud,
+                &region,
+                &o.instance_type,
+                &term,
+                "monthly",
+            )?;
+            let per_hour = rate.usd_per_hour(o.on_demand_usd_per_hour)?;
+            Some(Looked {
+                usd: per_hour / gpus,
+                source: format!(
+                    "{term} commitment {cloud} {region} of {}: {}{}",
+                    o.instance_type,
+                    rate.source,
+                    rate.as_of
+                        .as_deref()
+                        .map_or_else(|| " (undated)".to_string(), |d| format!(" ({d})"))
+                ),
+            })
+        })
+        .min_by(|a, b| a.usd.total_cmp(&b.usd))
+}
+
 /// Computes the data source's result.
 pub fn read(
     config: &Value,
@@ -232,9 +295,25 @@ pub fn read(
             ),
         );
     };
+    let commit = match given("commit_usd_per_gpu_hour") {
+        Some(c) => c,
+        None => match commit_rate(config, catalog) {
+            Some(l) => {
+                sources.push(l.source);
+                l.usd
+            }
+            None => {
+                return fail(
+                    "commit_usd_per_gpu_hour",
+                    "No commitment price",
+                    "no published commitment rate for this GPU, cloud, region and term is vendored with the provider; set `commit_usd_per_gpu_hour` to the rate you were quoted".into(),
+                );
+            }
+        },
+    };
     let input = SizingInput {
         hourly_gpus: hourly,
-        commit_usd_per_gpu_hour: given("commit_usd_per_gpu_hour").unwrap_or(f64::NAN),
+        commit_usd_per_gpu_hour: commit,
         burst_usd_per_gpu_hour: burst,
         floor_percentile: given("floor_percentile").unwrap_or(0.0),
         on_demand_usd_per_gpu_hour: on_demand,
@@ -253,6 +332,12 @@ pub fn read(
         }
     };
     let mut state = config.clone();
+    if let Value::Object(m) = &mut state {
+        m.insert(
+            "commit_usd_per_gpu_hour".to_string(),
+            Value::number(input.commit_usd_per_gpu_hour),
+        );
+    }
     for (k, v) in outputs(&sizing, &input, &sources) {
         if let Value::Object(m) = &mut state {
             m.insert(k.to_string(), v);
@@ -387,6 +472,57 @@ mod tests {
                 .and_then(Value::as_elements)
                 .map(|c| c.len()),
             Some(11)
+        );
+    }
+
+    #[test]
+    fn looks_up_the_published_commitment_rate_for_a_term() {
+        let base = vec![
+            (
+                "hourly_gpus",
+                Value::List(vec![Value::number(8.0), Value::number(16.0)]),
+            ),
+            ("cloud", Value::string("gcp")),
+            ("region", Value::string("us-central1")),
+            ("gpu", Value::string("H100")),
+            ("gpu_count", Value::number(8.0)),
+        ];
+        let mut one = base.clone();
+        one.push(("term", Value::string("1y")));
+        let mut three = base.clone();
+        three.push(("term", Value::string("3y")));
+        let rate = |c| {
+            let r = read(&config(c), Catalog::embedded(), None);
+            assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+            let src = r
+                .state
+                .get_attr("price_source")
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_string();
+            (
+                r.state
+                    .get_attr("commit_usd_per_gpu_hour")
+                    .and_then(Value::as_number)
+                    .unwrap()
+                    .as_f64(),
+                src,
+            )
+        };
+        let (y1, src) = rate(one);
+        let (y3, _) = rate(three);
+        // commitment_rates.csv: a3-highgpu-8g us-central1 is $61.38 (1y), $38.86 (3y) an hour.
+        assert!((y1 - 61.38 / 8.0).abs() < 0.01, "{y1}");
+        assert!((y3 - 38.86 / 8.0).abs() < 0.01, "{y3}");
+        assert!(
+            src.contains("1y commitment gcp us-central1 of a3-highgpu-8g"),
+            "{src}"
+        );
+        // No term and no price: named on commit_usd_per_gpu_hour.
+        let d = validate(&config(base));
+        assert!(
+            format!("{d:?}").contains("commit_usd_per_gpu_hour"),
+            "{d:?}"
         );
     }
 
