@@ -180,3 +180,29 @@ def test_throttling_and_slow_operations_converge(az_tf, azure):
         f"and operations answering InProgress/RUNNING 3x, over {_faults['runs']} "
         "Terraform versions; then an empty plan")
     wd.run("destroy")
+
+
+def test_a_floor_on_a_capacity_reservation_is_placed_in_its_group(az_tf, azure):
+    """`reservation` of kind azure_capacity_reservation: the on-demand agent pool carries
+    the commitment's capacity reservation group, the spot pool none; the floor is priced
+    at the commitment's rate; nothing changes on a second plan."""
+    cluster, pool = names(az_tf, "aks-crg")
+    cid = azure.cluster(cluster)
+    group = (f"/subscriptions/{SUBSCRIPTION}/resourceGroups/ml/providers/Microsoft.Compute/"
+             "capacityReservationGroups/gpu-tf-0123456789abcdef")
+    wd = workdir(az_tf, azure, cid, pool, extra=(
+        '  reservation {\n'
+        f'    commitment_id    = "{group}/capacityReservations/gpu-tf-0123456789abcdef"\n'
+        '    kind             = "azure_capacity_reservation"\n'
+        '    usd_per_gpu_hour = 3.5\n  }\n'))
+    wd.run("apply")
+    pools = by_priority(azure.pools(cluster))
+    assert pools["Regular"]["capacityReservationGroupID"].lower() == group.lower(), pools
+    assert "capacityReservationGroupID" not in pools["Spot"], pools
+    s = wd.resource(ADDR)
+    assert s["hourly_usd"] == pytest.approx(3.5), s  # 1 reserved node of 1 GPU, spot min 0
+    assert "1 reserved + up to 2 spot" in s["cost_summary"], s
+    assert "azure_capacity_reservation" in s["price_source"], s
+    wd.assert_plan_empty()
+    wd.run("destroy", "-auto-approve")
+    assert by_priority(azure.pools(cluster)) == {}

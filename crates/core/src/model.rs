@@ -206,6 +206,10 @@ pub struct AzureClass {
     /// A spot pool's `scaleSetEvictionPolicy` is `Deallocate` (an evicted VM is stopped
     /// with its disks, the pool's `reclaim = "stop"`) rather than `Delete`.
     pub deallocate_evicted: bool,
+    /// `capacityReservationGroupID`: the capacity reservation group the floor's VMs are
+    /// placed in (an `azure_capacity_reservation`'s group, ARM id in lower case); `None`
+    /// for no group. Set on the on-demand pool only.
+    pub capacity_reservation_group: Option<String>,
 }
 
 /// What a GKE node pool has that others do not.

@@ -194,6 +194,7 @@ fn spec(name: &str, capacity: CapacityType, min: u32, max: u32) -> GroupSpec {
             os_sku: "Ubuntu".into(),
             gpu_driver: "Install".into(),
             deallocate_evicted: false,
+            capacity_reservation_group: None,
         }),
     }
 }

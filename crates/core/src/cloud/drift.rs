@@ -44,6 +44,11 @@ pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
             out.push(("gpu driver", Some(c.gpu_driver.clone())));
             out.push(("subnet", c.subnet.clone()));
             out.push(("zones", Some(join(c.zones.iter().cloned()))));
+            // Set when a pool is added; changing it makes a new pool, never an update.
+            out.push((
+                "capacity reservation group",
+                c.capacity_reservation_group.clone(),
+            ));
             out.push((
                 "spot eviction",
                 Some(
@@ -215,6 +220,7 @@ mod tests {
                     os_sku: "Ubuntu".into(),
                     gpu_driver: driver.into(),
                     deallocate_evicted: false,
+                    capacity_reservation_group: None,
                 }),
                 &["Standard_NC24ads_A100_v4"],
             )

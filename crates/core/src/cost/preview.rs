@@ -3,7 +3,7 @@
 
 use super::lines::{PriceLine, total};
 use crate::model::CapacityType;
-use crate::offer::Cloud;
+use crate::offer::{Cloud, PriceOrigin};
 use crate::pool::{ChosenType, NodeCounts, NodePoolSpec, PriceRow};
 
 use super::money::{format_delta, format_usd};
@@ -37,6 +37,10 @@ pub struct CostPreview {
     pub on_demand: Option<PricedAs>,
     /// Price of spot nodes (cheapest spot type, or on-demand as upper bound), when any are needed.
     pub spot: Option<PricedAs>,
+    /// Price of the on-demand floor's nodes when they run on a commitment (`reservation`):
+    /// its price per GPU-hour × GPUs per node. The rest of the on-demand nodes, if any,
+    /// stay at `on_demand`.
+    pub reserved: Option<PricedAs>,
     /// USD per hour at `min_nodes`.
     pub hourly_usd: f64,
     /// USD per hour at `max_nodes`.
@@ -136,12 +140,47 @@ pub fn preview(
                      at on-demand, an upper bound"
                         .to_string(),
                 );
-                Some(cheapest_od.ok_or_else(|| unpriced("spot or on-demand"))?)
+                Some(
+                    cheapest_od
+                        .clone()
+                        .ok_or_else(|| unpriced("spot or on-demand"))?,
+                )
             }
         }
     } else {
         None
     };
+    let floor = spec.on_demand_floor().min(nodes.on_demand_max);
+    let reserved = match &spec.reservation {
+        Some(r) if floor > 0 => {
+            let usd = r.usd_per_gpu_hour.ok_or_else(|| unpriced("reserved"))?;
+            Some(PricedAs {
+                instance_type: cheapest_od.as_ref().map_or_else(
+                    || {
+                        types
+                            .first()
+                            .map(|t| t.instance_type.clone())
+                            .unwrap_or_default()
+                    },
+                    |p| p.instance_type.clone(),
+                ),
+                spot_price: false,
+                row: PriceRow {
+                    usd_per_hour: usd * f64::from(spec.gpu_count),
+                    zone: None,
+                    origin: PriceOrigin::new(reserved_source(r), None),
+                },
+            })
+        }
+        _ => None,
+    };
+    // Reserved nodes leave the on-demand line: its counts are what remains above the floor.
+    let taken = if reserved.is_some() { floor } else { 0 };
+    let (od_min, od_max) = (
+        nodes.on_demand_min.saturating_sub(taken),
+        nodes.on_demand_max.saturating_sub(taken),
+    );
+    let on_demand = if od_max > 0 { on_demand } else { None };
     let line = |p: &Option<PricedAs>, min, max, capacity| {
         p.clone().map(|priced| PriceLine {
             priced,
@@ -151,12 +190,8 @@ pub fn preview(
         })
     };
     let lines: Vec<PriceLine> = [
-        line(
-            &on_demand,
-            nodes.on_demand_min,
-            nodes.on_demand_max,
-            CapacityType::OnDemand,
-        ),
+        line(&reserved, taken, taken, CapacityType::Reserved),
+        line(&on_demand, od_min, od_max, CapacityType::OnDemand),
         line(&spot, nodes.spot_min, nodes.spot_max, CapacityType::Spot),
     ]
     .into_iter()
@@ -165,15 +200,19 @@ pub fn preview(
     let totals = total(&lines);
     let (hourly_usd, hourly_usd_max) = (totals.hourly_min, totals.hourly_max);
     let (monthly_usd, monthly_usd_max) = (totals.monthly_min(), totals.monthly_max());
-    let lead = spot.as_ref().or(on_demand.as_ref()).map_or_else(
-        || {
-            types
-                .first()
-                .map(|t| t.instance_type.clone())
-                .unwrap_or_default()
-        },
-        |p| p.instance_type.clone(),
-    );
+    let lead = spot
+        .as_ref()
+        .or(on_demand.as_ref())
+        .or(reserved.as_ref())
+        .map_or_else(
+            || {
+                types
+                    .first()
+                    .map(|t| t.instance_type.clone())
+                    .unwrap_or_default()
+            },
+            |p| p.instance_type.clone(),
+        );
     // Where a group runs one type (AKS, GKE), the pool runs at most the two priced ones.
     let one_type =
         crate::cloud::traits::of(spec.cloud).is_some_and(|t| t.machine_types_per_group == 1);
@@ -194,6 +233,7 @@ pub fn preview(
         nodes,
         on_demand,
         spot,
+        reserved,
         hourly_usd,
         hourly_usd_max,
         monthly_usd,
@@ -207,6 +247,15 @@ pub fn preview(
 }
 
 impl CostPreview {
+    /// Nodes of the on-demand floor that run on the commitment (0 without one).
+    pub fn reserved_nodes(&self) -> u32 {
+        if self.reserved.is_some() {
+            self.nodes.on_demand_min
+        } else {
+            0
+        }
+    }
+
     /// One sentence per price the preview rests on: its source and how old it is, with a
     /// caution for an undated price (`today` in days since 1970-01-01).
     pub fn price_notes(&self, today: i64) -> Vec<String> {
@@ -241,10 +290,17 @@ impl CostPreview {
     pub fn summary(&self) -> String {
         let n = &self.nodes;
         let mut parts = Vec::new();
-        if n.on_demand_max > 0 {
+        let taken = self.reserved_nodes();
+        if taken > 0 {
+            parts.push(format!("{taken} reserved"));
+        }
+        if n.on_demand_max > taken {
             parts.push(format!(
                 "{} on-demand",
-                range(n.on_demand_min, n.on_demand_max)
+                range(
+                    n.on_demand_min.saturating_sub(taken),
+                    n.on_demand_max - taken
+                )
             ));
         }
         if n.spot_max > 0 {
@@ -269,6 +325,12 @@ impl CostPreview {
             format_usd(self.monthly_usd_max),
         )
     }
+}
+
+/// The source named for a reserved price: the commitment's kind and where the figure came
+/// from (not its id, which is unknown at plan when it is bought in the same apply).
+fn reserved_source(r: &crate::pool::PoolReservation) -> String {
+    format!("{} (reservation.usd_per_gpu_hour)", r.kind)
 }
 
 /// `n`, `up to n`, or `a–b`.

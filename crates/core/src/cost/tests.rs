@@ -142,3 +142,64 @@ fn unpriced_is_an_error() {
         "{e}"
     );
 }
+
+/// A reservation of `kind` with a known id at `usd` per GPU-hour.
+fn reservation(usd: f64) -> crate::pool::PoolReservation {
+    crate::pool::PoolReservation {
+        commitment_id: Some("gpu-tf-0123456789abcdef".into()),
+        kind: crate::commitment::CommitmentKind::GcpCommitment,
+        usd_per_gpu_hour: Some(usd),
+    }
+}
+
+#[test]
+fn a_reservation_prices_the_floor_at_the_commitment_and_the_rest_at_spot() {
+    let (mut s, t) = h100();
+    s.reservation = Some(reservation(4.0));
+    let p = preview(&s, &t, None).unwrap();
+    // 1 reserved node of 8 GPUs at 4.00 per GPU-hour; up to 3 spot nodes at 25.00.
+    assert!((p.hourly_usd - 32.0).abs() < 1e-9, "{}", p.hourly_usd);
+    assert!((p.hourly_usd_max - (32.0 + 3.0 * 25.0)).abs() < 1e-9);
+    assert!(
+        p.on_demand.is_none(),
+        "no on-demand node outside the reservation"
+    );
+    let r = p.reserved.as_ref().unwrap();
+    assert_eq!(
+        r.row.origin.source, "gcp_commitment (reservation.usd_per_gpu_hour)",
+        "the kind, not the id: the id is unknown at plan when bought in the same apply"
+    );
+    assert_eq!(p.reserved_nodes(), 1);
+    let summary = p.summary();
+    assert!(summary.contains("1 reserved + up to 3 spot"), "{summary}");
+}
+
+#[test]
+fn without_spot_the_nodes_above_a_reserved_floor_are_on_demand() {
+    let mut c = config();
+    c.spot = false;
+    c.min_nodes = 2;
+    let mut s = spec_of(&c);
+    s.reservation = Some(reservation(4.0));
+    let t = pool::instance_types(&s, &catalog(), 3, &Freshness::any());
+    let p = preview(&s, &t, None).unwrap();
+    assert!(
+        (p.hourly_usd - 2.0 * 32.0).abs() < 1e-9,
+        "2 reserved at min_nodes"
+    );
+    assert!((p.hourly_usd_max - (2.0 * 32.0 + 2.0 * 55.04)).abs() < 1e-9);
+    assert!(
+        p.summary().contains("2 reserved + up to 2 on-demand"),
+        "{}",
+        p.summary()
+    );
+}
+
+#[test]
+fn an_unknown_reservation_price_is_an_error_not_zero() {
+    let (mut s, t) = h100();
+    let mut r = reservation(4.0);
+    r.usd_per_gpu_hour = None;
+    s.reservation = Some(r);
+    assert!(preview(&s, &t, None).is_err());
+}

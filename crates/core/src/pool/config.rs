@@ -46,6 +46,19 @@ pub struct NodePoolConfig {
     pub taints: Vec<TaintConfig>,
     /// `tags`.
     pub tags: BTreeMap<String, String>,
+    /// The `reservation` block, if written.
+    pub reservation: Option<ReservationConfig>,
+}
+
+/// The `reservation` block: the commitment the on-demand floor runs on, unchecked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReservationConfig {
+    /// `commitment_id`, `None` while unknown (a commitment bought in the same apply).
+    pub commitment_id: Option<String>,
+    /// `kind`: the commitment's kind (`gcp_commitment`, ...).
+    pub kind: String,
+    /// `usd_per_gpu_hour`: the commitment's price per GPU-hour, `None` while unknown.
+    pub usd_per_gpu_hour: Option<f64>,
 }
 
 /// One `taint` block, unchecked.

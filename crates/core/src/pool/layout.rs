@@ -351,6 +351,12 @@ fn group(
         NodeClass::Azure(c) => NodeClass::Azure(crate::model::AzureClass {
             deallocate_evicted: capacity == CapacityType::Spot
                 && spec.reclaim == crate::pool::Reclaim::Stop,
+            // A capacity reservation covers the floor: spot VMs cannot use one.
+            capacity_reservation_group: if capacity == CapacityType::Spot {
+                None
+            } else {
+                c.capacity_reservation_group.clone()
+            },
             ..c.clone()
         }),
     };

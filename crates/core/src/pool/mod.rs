@@ -20,10 +20,10 @@ pub mod validate;
 
 pub use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
 pub use choose::{ChosenType, PriceRow, TypeQuery};
-pub use config::{NodePoolConfig, TaintConfig};
+pub use config::{NodePoolConfig, ReservationConfig, TaintConfig};
 pub use spec::{
-    CapacitySpec, DEFAULT_INSTANCE_TYPE_COUNT, DriverPolicy, NodeCounts, NodePoolSpec, Reclaim,
-    Taint, TaintEffect,
+    CapacitySpec, DEFAULT_INSTANCE_TYPE_COUNT, DriverPolicy, NodeCounts, NodePoolSpec,
+    PoolReservation, Reclaim, Taint, TaintEffect,
 };
 pub use validate::{FieldError, ValidationErrors};
 

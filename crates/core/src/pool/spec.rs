@@ -64,6 +64,46 @@ pub struct NodePoolSpec {
     pub taints: Vec<Taint>,
     /// Cloud resource tags.
     pub tags: BTreeMap<String, String>,
+    /// The commitment the on-demand floor runs on, if any.
+    pub reservation: Option<PoolReservation>,
+}
+
+/// The commitment a pool's on-demand floor consumes, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolReservation {
+    /// The commitment's id in its cloud; `None` while unknown (bought in the same apply).
+    pub commitment_id: Option<String>,
+    /// Its kind, of the pool's cloud.
+    pub kind: crate::commitment::CommitmentKind,
+    /// Its price per GPU-hour; `None` while unknown.
+    pub usd_per_gpu_hour: Option<f64>,
+}
+
+impl PoolReservation {
+    /// The Compute Engine reservation GKE nodes name in their reservation affinity: a
+    /// `gcp_reservation` is one; a `gcp_commitment` holds the one the provider attached
+    /// to it, `<name>-r`. `None` for other kinds or while the id is unknown.
+    pub fn gke_reservation_name(&self) -> Option<String> {
+        use crate::commitment::CommitmentKind::{GcpCommitment, GcpReservation};
+        let id = self.commitment_id.as_deref()?.trim().to_ascii_lowercase();
+        match self.kind {
+            GcpReservation => Some(id),
+            GcpCommitment => Some(format!("{id}-r")),
+            _ => None,
+        }
+    }
+
+    /// The capacity reservation group AKS places the floor in: the group holding an
+    /// `azure_capacity_reservation` (its id up to `/capacityReservations/`), in lower
+    /// case. `None` for other kinds or while the id is unknown.
+    pub fn aks_capacity_reservation_group(&self) -> Option<String> {
+        if self.kind != crate::commitment::CommitmentKind::AzureCapacityReservation {
+            return None;
+        }
+        let id = self.commitment_id.as_deref()?.trim().to_ascii_lowercase();
+        let at = id.find("/capacityreservations/")?;
+        Some(id[..at].to_string())
+    }
 }
 
 impl NodePoolSpec {

@@ -769,3 +769,94 @@ fn the_summary_counts_only_the_types_a_one_type_cloud_runs() {
         _ => assert!(azure.contains("(+1 other type)"), "{azure}"),
     }
 }
+
+/// `config()` with a `reservation` block of `kind`.
+fn reserved_config(kind: &str, id: &str) -> NodePoolConfig {
+    NodePoolConfig {
+        reservation: Some(ReservationConfig {
+            commitment_id: Some(id.into()),
+            kind: kind.into(),
+            usd_per_gpu_hour: Some(4.0),
+        }),
+        ..config()
+    }
+}
+
+#[test]
+fn a_reservation_must_be_a_commitment_the_pools_cloud_consumes() {
+    assert_problem(
+        &reserved_config("gcp_commitment", "gpu-tf-1"),
+        "reservation.kind",
+        &["a commitment on gcp", "a pool on aws consumes none yet"],
+    );
+    assert_problem(
+        &reserved_config("aws_capacity_block", "cr-0123"),
+        "reservation.kind",
+        &["not supported yet", "launch template"],
+    );
+    assert_problem(
+        &reserved_config("capacity_block", "cr-0123"),
+        "reservation.kind",
+        &["unknown commitment kind", "aws_capacity_block"],
+    );
+    let mut none_on_demand = reserved_config("aws_capacity_block", "cr-0123");
+    none_on_demand.on_demand_min = 0;
+    assert_problem(&none_on_demand, "reservation.kind", &["not supported yet"]);
+}
+
+#[test]
+fn a_gke_reservation_is_the_commitments_attached_one_or_the_reservation_itself() {
+    use crate::commitment::CommitmentKind as K;
+    let r = |kind, id: Option<&str>| PoolReservation {
+        commitment_id: id.map(str::to_string),
+        kind,
+        usd_per_gpu_hour: Some(1.0),
+    };
+    assert_eq!(
+        r(K::GcpCommitment, Some("gpu-tf-ab")).gke_reservation_name(),
+        Some("gpu-tf-ab-r".into())
+    );
+    assert_eq!(
+        r(K::GcpReservation, Some("Floor-1")).gke_reservation_name(),
+        Some("floor-1".into())
+    );
+    assert_eq!(r(K::GcpCommitment, None).gke_reservation_name(), None);
+    assert_eq!(
+        r(K::AzureReservation, Some("x")).gke_reservation_name(),
+        None
+    );
+}
+
+#[test]
+fn a_reservation_needs_an_on_demand_floor_to_run_on() {
+    let mut c = reserved_config("azure_reservation", "0a1b2c3d-0000-4000-8000-000000000000");
+    c.cloud = "azure".into();
+    c.region = "eastus".into();
+    c.gpu_count = 1;
+    c.on_demand_min = 0;
+    assert_problem(
+        &c,
+        "reservation",
+        &["needs an on-demand floor", "on_demand_min"],
+    );
+    c.on_demand_min = 1;
+    assert!(
+        errors_or_none(&c)
+            .for_attribute("reservation")
+            .next()
+            .is_none()
+    );
+    assert!(
+        errors_or_none(&c)
+            .for_attribute("reservation.kind")
+            .next()
+            .is_none()
+    );
+}
+
+/// The problems of `c`, empty when it is valid.
+fn errors_or_none(c: &NodePoolConfig) -> ValidationErrors {
+    c.validate(&catalog())
+        .err()
+        .unwrap_or(ValidationErrors(Vec::new()))
+}

@@ -7,7 +7,8 @@ use std::fmt;
 use super::config::NodePoolConfig;
 use super::kube::{label_key_problem, label_value_problem};
 use super::spec::{
-    CapacitySpec, DriverPolicy, NodePoolSpec, RESERVED_LABEL_PREFIX, Reclaim, Taint, TaintEffect,
+    CapacitySpec, DriverPolicy, NodePoolSpec, PoolReservation, RESERVED_LABEL_PREFIX, Reclaim,
+    Taint, TaintEffect,
 };
 use super::spelling;
 use crate::catalog::Catalog;
@@ -136,6 +137,7 @@ pub(super) fn validate(
     }
     check_labels(&mut p, &c.labels);
     let taints = check_taints(&mut p, c);
+    let reservation = check_reservation(&mut p, c, cloud, sizes.as_ref());
     if let (Some(cloud), Some(gpu), Some(count)) = (cloud, gpu, gpu_count) {
         check_catalog(&mut p, catalog, c, cloud, gpu, count);
     }
@@ -163,6 +165,7 @@ pub(super) fn validate(
                 labels: c.labels.clone(),
                 taints,
                 tags: c.tags.clone(),
+                reservation,
             })
         }
         _ => Err(ValidationErrors(p.0)),
@@ -175,6 +178,128 @@ struct Sizes {
     max: u32,
     desired: Option<u32>,
     on_demand_min: u32,
+}
+
+/// The `reservation` block: a commitment kind of the pool's cloud that its node pools
+/// can consume, an id shaped as that cloud names it (when known), a price, and an
+/// on-demand floor to run on it.
+fn check_reservation(
+    p: &mut Problems,
+    c: &NodePoolConfig,
+    cloud: Option<Cloud>,
+    sizes: Option<&Sizes>,
+) -> Option<PoolReservation> {
+    use crate::commitment::CommitmentKind as K;
+    let r = c.reservation.as_ref()?;
+    let kind: K = match r.kind.parse() {
+        Ok(k) => k,
+        Err(e) => {
+            p.push("reservation.kind", e.to_string());
+            return None;
+        }
+    };
+    let cloud = cloud?;
+    let consumable: &[K] = match cloud {
+        Cloud::Gcp => &[K::GcpCommitment, K::GcpReservation],
+        Cloud::Azure => &[K::AzureReservation, K::AzureCapacityReservation],
+        _ => &[],
+    };
+    let names = |ks: &[K]| {
+        ks.iter()
+            .map(|k| format!("\"{k}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if kind.cloud() != cloud {
+        p.push(
+            "reservation.kind",
+            format!(
+                "is \"{kind}\", a commitment on {}; a pool on {cloud} consumes {}",
+                kind.cloud(),
+                if consumable.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    names(consumable)
+                }
+            ),
+        );
+        return None;
+    }
+    if !consumable.contains(&kind) {
+        let why = match kind {
+            K::AwsCapacityBlock | K::AwsCapacityReservation => {
+                "EKS node groups consume capacity blocks and capacity reservations only through a launch template, which this provider does not write yet"
+            }
+            _ => "this pool's cloud cannot consume it",
+        };
+        p.push(
+            "reservation.kind",
+            format!(
+                "is \"{kind}\": not supported yet: {why}; the commitment still holds the capacity, and `gpu_pool_placement` prices a floor on it"
+            ),
+        );
+        return None;
+    }
+    if let Some(id) = &r.commitment_id {
+        let id = id.trim();
+        let ok = match kind {
+            // Compute Engine names: the commitment's reservation is `<name>-r`, 63 at most.
+            K::GcpCommitment | K::GcpReservation => {
+                let max = if kind == K::GcpCommitment { 61 } else { 63 };
+                let b = id.as_bytes();
+                !b.is_empty()
+                    && b.len() <= max
+                    && b[0].is_ascii_lowercase()
+                    && b.iter()
+                        .all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || *x == b'-')
+                    && !id.ends_with('-')
+            }
+            K::AzureCapacityReservation => {
+                let lower = id.to_ascii_lowercase();
+                lower.starts_with("/subscriptions/")
+                    && lower.contains("/providers/microsoft.compute/capacityreservationgroups/")
+                    && lower.contains("/capacityreservations/")
+            }
+            _ => !id.is_empty(),
+        };
+        if !ok {
+            p.push(
+                "reservation.commitment_id",
+                format!(
+                    "is {id:?}, not the id of a {kind}: use the `commitment_id` of the `gpu_commitment` (a Compute Engine name on gcp: lower-case letters, digits and `-`)"
+                ),
+            );
+        }
+    }
+    if let Some(usd) = r.usd_per_gpu_hour
+        && !(usd.is_finite() && usd >= 0.0)
+    {
+        p.push(
+            "reservation.usd_per_gpu_hour",
+            format!("is {usd}; it must be a price of 0 or more, e.g. the commitment's `effective_usd_per_gpu_hour`"),
+        );
+    }
+    if let Some(s) = sizes {
+        let floor = if c.spot {
+            s.on_demand_min.min(s.max)
+        } else {
+            s.min
+        };
+        if floor == 0 {
+            p.push(
+                "reservation",
+                "needs an on-demand floor to run on the commitment: set `capacity.on_demand_min` (or, without spot, `min_nodes`) to the committed nodes",
+            );
+        }
+    }
+    Some(PoolReservation {
+        commitment_id: r
+            .commitment_id
+            .as_ref()
+            .map(|i| i.trim().to_ascii_lowercase()),
+        kind,
+        usd_per_gpu_hour: r.usd_per_gpu_hour,
+    })
 }
 
 /// Parses `cloud` and requires one that has managed Kubernetes node pools.

@@ -8,7 +8,8 @@
 //!   `enableAutoScaling` with `minCount`/`maxCount` and `count` the desired nodes;
 //! - `vmSize` is the one machine type; `mode` `User`, `osType` `Linux`;
 //! - labels, taints (`key=value:Effect`) and tags as `nodeLabels`, `nodeTaints`, `tags`;
-//! - the Azure class: `vnetSubnetID`, `availabilityZones`, `osSKU`, `gpuProfile.driver`.
+//! - the Azure class: `vnetSubnetID`, `availabilityZones`, `osSKU`, `gpuProfile.driver`,
+//!   and on the on-demand pool `capacityReservationGroupID`.
 
 use std::collections::BTreeMap;
 
@@ -72,6 +73,11 @@ pub fn to_arm(spec: &GroupSpec, live: Option<Scaling>) -> Result<Value, CloudErr
         p.insert("availabilityZones".into(), json!(class.zones));
     }
     p.insert("gpuProfile".into(), json!({ "driver": class.gpu_driver }));
+    if let Some(group) = &class.capacity_reservation_group
+        && spec.capacity != CapacityType::Spot
+    {
+        p.insert("capacityReservationGroupID".into(), json!(group));
+    }
     Ok(json!({ "properties": Value::Object(p) }))
 }
 
@@ -154,6 +160,9 @@ pub fn from_arm(body: &Value) -> Result<NodeGroup, CloudError> {
                 .to_string(),
             deallocate_evicted: capacity == CapacityType::Spot
                 && text("scaleSetEvictionPolicy").as_deref() == Some("Deallocate"),
+            capacity_reservation_group: text("capacityReservationGroupID")
+                .filter(|g| !g.is_empty())
+                .map(|g| g.to_ascii_lowercase()),
         }),
     };
     AKS.strip_system(&mut spec);
@@ -217,6 +226,7 @@ mod tests {
                 os_sku: "Ubuntu".into(),
                 gpu_driver: "Install".into(),
                 deallocate_evicted: false,
+                capacity_reservation_group: None,
             }),
         }
     }
@@ -241,6 +251,32 @@ mod tests {
         assert!(
             to_arm(&od, None).unwrap()["properties"]
                 .get("scaleSetEvictionPolicy")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_floor_is_placed_in_its_capacity_reservation_group_and_reads_back() {
+        let group = "/subscriptions/0a1b/resourcegroups/ml/providers/microsoft.compute/capacityreservationgroups/g1";
+        let mut od = spec(CapacityType::OnDemand, 1, 1);
+        if let NodeClass::Azure(c) = &mut od.class {
+            c.capacity_reservation_group = Some(group.into());
+        }
+        let mut body = to_arm(&od, None).unwrap();
+        assert_eq!(body["properties"]["capacityReservationGroupID"], group);
+        // ARM may answer the id in its own letter case: the same group.
+        body["properties"]["capacityReservationGroupID"] = json!(
+            "/subscriptions/0a1b/resourceGroups/ml/providers/Microsoft.Compute/capacityReservationGroups/g1"
+        );
+        body["name"] = json!(od.name);
+        body["properties"]["provisioningState"] = json!("Succeeded");
+        assert_eq!(from_arm(&body).unwrap().spec.class, od.class);
+        // Spot VMs cannot use a capacity reservation.
+        let mut spot = spec(CapacityType::Spot, 0, 3);
+        spot.class = od.class.clone();
+        assert!(
+            to_arm(&spot, None).unwrap()["properties"]
+                .get("capacityReservationGroupID")
                 .is_none()
         );
     }

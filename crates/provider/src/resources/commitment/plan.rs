@@ -552,8 +552,21 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
+/// `x` rounded, as a decimal number: what Terraform keeps after the value has been
+/// through state (JSON), so another resource that reads it (a pool's
+/// `reservation.usd_per_gpu_hour`) sees the same number at plan and at apply. As a binary
+/// float, Terraform 1.0 finds `7.673` (float) and `7.673` (decimal) different and fails
+/// the apply with "inconsistent final plan".
+fn decimal(x: f64) -> Value {
+    let r = round(x);
+    match tfplugin::value::Number::parse(&format!("{r}")) {
+        Ok(n) if r.is_finite() => Value::number(n),
+        _ => Value::number(r),
+    }
+}
+
 fn fill_money(planned: &mut Value, q: &CommitmentQuote) {
-    let num = |x: Option<f64>| x.map_or(Value::Null, |x| Value::number(round(x)));
+    let num = |x: Option<f64>| x.map_or(Value::Null, decimal);
     set(planned, "upfront_usd", num(q.upfront_usd));
     set(planned, "hourly_usd", num(q.hourly_usd));
     set(planned, "monthly_usd", num(q.monthly_usd));

@@ -120,6 +120,9 @@ pub fn azure_class(v: &Value) -> AzureClass {
             .into(),
         // The layout sets it on the spot pool from `reclaim`.
         deallocate_evicted: false,
+        // The layout keeps it on the on-demand pool only.
+        capacity_reservation_group: pool_reservation(v)
+            .and_then(|r| r.aks_capacity_reservation_group()),
     }
 }
 
@@ -148,14 +151,35 @@ pub fn gcp_class(v: &Value) -> GcpClass {
             .and_then(|s| mapped(&s, &GKE_DRIVERS))
             .unwrap_or("DEFAULT")
             .into(),
-        reservation: get("reservation_affinity")
-            .and_then(|s| mapped(&s, &GKE_RESERVATIONS))
-            .and_then(|t| {
-                let name = get("reservation_name").map(|n| n.trim().to_ascii_lowercase());
-                Reservation::from_gke(t, &name.into_iter().collect::<Vec<_>>())
-            }),
+        // A `reservation` block's commitment wins (the two are refused together).
+        reservation: commitment_reservation(v).or_else(|| {
+            get("reservation_affinity")
+                .and_then(|s| mapped(&s, &GKE_RESERVATIONS))
+                .and_then(|t| {
+                    let name = get("reservation_name").map(|n| n.trim().to_ascii_lowercase());
+                    Reservation::from_gke(t, &name.into_iter().collect::<Vec<_>>())
+                })
+        }),
         ..Default::default()
     }
+}
+
+/// The specific reservation of the `reservation` block's commitment, when its kind is a
+/// Google Cloud one and its id is known.
+fn commitment_reservation(v: &Value) -> Option<Reservation> {
+    pool_reservation(v)?
+        .gke_reservation_name()
+        .map(Reservation::Specific)
+}
+
+/// The `reservation` block of pool `v` with a kind that parses (its price left out).
+fn pool_reservation(v: &Value) -> Option<gpu_core::pool::PoolReservation> {
+    let r = super::inputs::reservation(v)?;
+    Some(gpu_core::pool::PoolReservation {
+        commitment_id: r.commitment_id,
+        kind: r.kind.parse().ok()?,
+        usd_per_gpu_hour: None,
+    })
 }
 
 /// Checks the block of the pool's own `cloud` (`aws`, `azure` or `gcp`; the others are
@@ -225,6 +249,16 @@ fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
         return;
     };
     let at = |name: &str| AttributePath::attr("gcp").then_attr(name);
+    if config.get_attr("reservation").is_some_and(|r| !r.is_null())
+        && b.get_attr("reservation_affinity")
+            .is_some_and(|a| !a.is_null())
+    {
+        d.attr_error(
+            at("reservation_affinity"),
+            "Invalid gcp.reservation_affinity",
+            "`gcp.reservation_affinity` and a `reservation` block both say which reservation the on-demand pool consumes: keep one (the `reservation` block also prices the floor at the commitment's price).",
+        );
+    }
     if let Some(s) = opt_text(b, "service_account")
         && !is_email(&s)
     {
@@ -589,6 +623,7 @@ mod tests {
                 os_sku: "Ubuntu".into(),
                 gpu_driver: "Install".into(),
                 deallocate_evicted: false,
+                capacity_reservation_group: None,
             }
         );
         let v = pool_with(

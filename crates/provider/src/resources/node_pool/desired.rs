@@ -130,7 +130,14 @@ pub fn cost_values(p: &CostPreview) -> Vec<(&'static str, Value)> {
         })
     };
     let rows: Vec<&cost::PricedAs> = p.on_demand.iter().chain(p.spot.iter()).collect();
-    let mut sources: Vec<&str> = rows.iter().map(|r| r.row.origin.source.as_str()).collect();
+    // The commitment's price (`reservation`) is named among the sources, but it is not a
+    // catalog price and has no date of its own.
+    let mut sources: Vec<&str> = rows
+        .iter()
+        .copied()
+        .chain(p.reserved.iter())
+        .map(|r| r.row.origin.source.as_str())
+        .collect();
     sources.sort_unstable();
     sources.dedup();
     // The oldest date of the prices used; none when any of them is undated.

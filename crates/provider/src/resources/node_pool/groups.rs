@@ -163,7 +163,12 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
 /// policy from `reclaim` (`deallocate`), and no GKE reservation (it covers the floor).
 fn with_spot_eviction(mut class: NodeClass, spot: bool, deallocate: bool) -> NodeClass {
     match &mut class {
-        NodeClass::Azure(a) => a.deallocate_evicted = spot && deallocate,
+        NodeClass::Azure(a) => {
+            a.deallocate_evicted = spot && deallocate;
+            if spot {
+                a.capacity_reservation_group = None;
+            }
+        }
         NodeClass::Gcp(g) if spot => g.reservation = None,
         _ => {}
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use gpu_core::model::{AwsClass, NodeClass};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
-use gpu_core::pool::{NodePoolConfig, TaintConfig, reconcile::Timeouts};
+use gpu_core::pool::{NodePoolConfig, ReservationConfig, TaintConfig, reconcile::Timeouts};
 use tfplugin::{AttributePath, Diagnostics, Value};
 
 /// Inputs the cost preview needs, which therefore must be known when planning.
@@ -121,6 +121,32 @@ pub fn pool_config(v: &Value) -> NodePoolConfig {
         labels: string_map(v, "labels"),
         taints,
         tags: string_map(v, "tags"),
+        reservation: reservation(v),
+    }
+}
+
+/// The `reservation` block, unknown values as `None`.
+pub fn reservation(v: &Value) -> Option<ReservationConfig> {
+    let r = v.get_attr("reservation").filter(|r| !r.is_null())?;
+    Some(ReservationConfig {
+        commitment_id: opt_text(r, "commitment_id"),
+        kind: text(r, "kind"),
+        usd_per_gpu_hour: r
+            .get_attr("usd_per_gpu_hour")
+            .and_then(Value::as_number)
+            .map(|n| n.as_f64()),
+    })
+}
+
+/// Whether the `reservation` block is absent or its kind and price are known: the
+/// commitment's id may stay unknown (it is bought in the same apply).
+pub fn reservation_known(v: &Value) -> bool {
+    match v.get_attr("reservation").filter(|r| !r.is_null()) {
+        None => true,
+        Some(r) if !r.is_known() => false,
+        Some(r) => ["kind", "usd_per_gpu_hour"]
+            .iter()
+            .all(|a| r.get_attr(a).is_none_or(Value::is_wholly_known)),
     }
 }
 
@@ -150,6 +176,18 @@ pub fn require_known(config: &Value) -> Diagnostics {
         AttributePath::attr("desired_nodes"),
         config.get_attr("desired_nodes"),
     );
+    if let Some(r) = config.get_attr("reservation") {
+        if !r.is_known() {
+            check(AttributePath::attr("reservation"), Some(r));
+        } else {
+            for a in ["kind", "usd_per_gpu_hour"] {
+                check(
+                    AttributePath::attr("reservation").then_attr(a),
+                    r.get_attr(a),
+                );
+            }
+        }
+    }
     if let Some(c) = config.get_attr("capacity") {
         if !c.is_known() {
             check(AttributePath::attr("capacity"), Some(c));

@@ -52,7 +52,8 @@ pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
             ]
             .iter(),
         )
-        .all(|a| config.get_attr(a).is_none_or(Value::is_wholly_known));
+        .all(|a| config.get_attr(a).is_none_or(Value::is_wholly_known))
+        && inputs::reservation_known(config);
     if known && let Err(errors) = desired::validate(config, catalog) {
         d.extend(errors);
     }

@@ -62,6 +62,16 @@ pub fn plan(
     spec.cluster = text(proposed, "cluster");
     spec.name = inputs::opt_text(proposed, "name").unwrap_or_else(|| UNKNOWN_NAME.into());
     cloud_blocks::check_own(proposed, spec.cloud, Some(&spec.region), &mut diags);
+    if !prior.is_null()
+        && let Some(r) = proposed.get_attr("reservation").filter(|r| !r.is_null())
+        && r.get_attr("commitment_id").is_some_and(|i| !i.is_known())
+    {
+        diags.attr_error(
+            AttributePath::attr("reservation").then_attr("commitment_id"),
+            "reservation.commitment_id must be known at plan time",
+            "This pool exists, and which of its node groups roll depends on the commitment it consumes, which is not bought yet: apply the `gpu_commitment` first (`terraform apply -target=gpu_commitment.<name>`), then this pool.",
+        );
+    }
     let kept = kept_types(prior, proposed, &req.config);
     let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
     // Only a change of identity (cloud, region, cluster, name) replaces the pool; all else

@@ -67,12 +67,12 @@ pub fn schema() -> Schema {
     .attribute(Attribute::optional("labels", Type::map(Type::String)).describe("Kubernetes labels added to every node (the `gpu.tf/` prefix is reserved). Updated in place."))
     .attribute(Attribute::optional("tags", Type::map(Type::String)).describe("Cloud tags on the node groups, merged over the provider's `default_labels`; the pool adds its ownership tag (`gpu.tf/pool` on EKS, `gpu-tf-pool` on AKS and GKE). Use them for spend breakdown (`team`, `project`)."))
     .attribute(Attribute::computed("node_groups", Type::list(node_group_type())).describe("The cloud node groups of the pool as last read, in the same shape on every cloud: `name`, `capacity` (`on-demand` or `spot`), `instance_types`, `image` (the node image type, e.g. EKS `AL2023_x86_64_NVIDIA`), `min_nodes`, `max_nodes`, `id` (the cloud's id of the group: an ARN on EKS)."))
-    .attribute(Attribute::computed("hourly_usd", Type::Number).describe("USD per hour at `min_nodes`: the on-demand floor at on-demand price plus the rest at spot price."))
+    .attribute(Attribute::computed("hourly_usd", Type::Number).describe("USD per hour at `min_nodes`: the on-demand floor at on-demand price (at the commitment's price with a `reservation` block) plus the rest at spot price."))
     .attribute(Attribute::computed("hourly_usd_max", Type::Number).describe("USD per hour at `max_nodes`."))
     .attribute(Attribute::computed("monthly_usd", Type::Number).describe("`hourly_usd` × 730 hours."))
     .attribute(Attribute::computed("monthly_usd_max", Type::Number).describe("`hourly_usd_max` × 730 hours."))
     .attribute(Attribute::computed("monthly_delta_usd", Type::Number).describe("Change of `monthly_usd` made by the planned change: against the prior state for an update, all of it for a create."))
-    .attribute(Attribute::computed("on_demand_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for on-demand nodes (the cheapest on-demand instance type); null when the pool has no on-demand nodes."))
+    .attribute(Attribute::computed("on_demand_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for on-demand nodes (the cheapest on-demand instance type); null when the pool has no on-demand nodes besides those on a `reservation`."))
     .attribute(Attribute::computed("spot_usd_per_node_hour", Type::Number).describe("Catalog price per node-hour used for spot nodes (the cheapest zone and type); null when the pool has no spot nodes."))
     .attribute(Attribute::computed("spot_priced_at_on_demand", Type::Bool).describe("True when the catalog has no spot price for these instance types, so spot nodes are priced at on-demand: the figures are an upper bound."))
     .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices used came from: the sources of the on-demand and spot prices, joined."))
@@ -87,6 +87,13 @@ pub fn schema() -> Schema {
         Block::new("Spot or on-demand. Without this block every node is on-demand.")
             .attribute(Attribute::optional("spot", Type::Bool).describe("Nodes above `on_demand_min` are spot (default `true` when the block is written)."))
             .attribute(Attribute::optional("on_demand_min", Type::Number).describe("On-demand nodes always kept (default 0), at most `max_nodes`. They form the `<name>-od` node group; the rest is the `<name>-spot` group.")),
+    ))
+    .block(NestedBlock::single(
+        "reservation",
+        Block::new("The commitment the on-demand floor runs on (a `gpu_commitment` of the pool's cloud): its nodes consume it, and the cost preview prices them at the commitment's price instead of on-demand. Supported: gcp `gcp_commitment` (the node pool `<name>-od` gets a specific reservation affinity to the reservation attached to the commitment, `<commitment_id>-r`) and `gcp_reservation` (to that reservation); azure `azure_capacity_reservation` (the on-demand agent pool is placed in the commitment's capacity reservation group, `capacityReservationGroupID`; the cluster's identity needs rights on that group, see the AKS docs) and `azure_reservation` (a billing discount Azure applies to matching VMs by itself: only the price changes). Not yet: `aws_capacity_block` and `aws_capacity_reservation` (EKS node groups consume them only through a launch template, which the provider does not write yet). Changing it rolls the on-demand node group.")
+            .attribute(Attribute::required("commitment_id", Type::String).describe("The commitment's id, e.g. `gpu_commitment.floor.commitment_id` (may be unknown at plan when the commitment is bought in the same apply; an existing pool needs it known to change)."))
+            .attribute(Attribute::required("kind", Type::String).describe("The commitment's kind, e.g. `gpu_commitment.floor.kind`."))
+            .attribute(Attribute::required("usd_per_gpu_hour", Type::Number).describe("The commitment's price per GPU-hour, e.g. `gpu_commitment.floor.effective_usd_per_gpu_hour`: what the floor's nodes cost in the preview. Must be known at plan.")),
     ))
     .block(NestedBlock::list(
         "taint",
