@@ -190,6 +190,9 @@ pub struct AwsClass {
     pub subnets: Option<Vec<String>>,
     /// EKS `amiType`, e.g. `AL2023_x86_64_NVIDIA`.
     pub ami_type: String,
+    /// The EC2 capacity reservation (`cr-…`) the group's instances launch into, through
+    /// a launch template the adapter writes; `None` for none. On the on-demand group only.
+    pub capacity_reservation: Option<String>,
 }
 
 /// What an AKS agent pool has that others do not.

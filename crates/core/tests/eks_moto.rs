@@ -184,6 +184,7 @@ fn class(subnets: Option<&[String]>) -> NodeClass {
         node_role: ROLE.into(),
         subnets: subnets.map(<[String]>::to_vec),
         ami_type: "AL2023_x86_64_NVIDIA".into(),
+        capacity_reservation: None,
     })
 }
 
@@ -423,6 +424,7 @@ async fn bad_requests_map_to_typed_errors() {
         node_role: "not-an-arn".into(),
         subnets: Some(subnets.clone()),
         ami_type: "AL2023_x86_64_NVIDIA".into(),
+        capacity_reservation: None,
     });
     let e = eks.create_group(&cluster(), &req, "t").await.unwrap_err();
     assert!(matches!(e, CloudError::Invalid(_)), "{e}");

@@ -34,6 +34,8 @@ pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
         NodeClass::Aws(c) => {
             out.push(("image", Some(c.ami_type.clone())));
             out.push(("node role", Some(c.node_role.clone())));
+            // A launch template is fixed when the group is created.
+            out.push(("capacity reservation", c.capacity_reservation.clone()));
             out.push((
                 "subnets",
                 c.subnets.as_ref().map(|s| join(s.iter().cloned())),
@@ -160,6 +162,7 @@ mod tests {
             node_role: "arn:aws:iam::1:role/n".into(),
             subnets: subnets.map(|s| s.iter().map(|x| x.to_string()).collect()),
             ami_type: ami.into(),
+            capacity_reservation: None,
         })
     }
 

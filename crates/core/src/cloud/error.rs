@@ -153,7 +153,11 @@ impl CloudError {
             | "InternalServerError"
             | "Unavailable" => CloudError::Transient(text),
             // EC2: `InvalidCapacityReservationId.NotFound`, `InvalidVpcID.NotFound`, ...
-            c if c.ends_with(".NotFound") => CloudError::NotFound(text),
+            c if c.ends_with(".NotFound") || c.ends_with(".NotFoundException") => {
+                CloudError::NotFound(text)
+            }
+            // EC2: `InvalidLaunchTemplateName.AlreadyExistsException`.
+            c if c.ends_with(".AlreadyExistsException") => CloudError::Conflict(text),
             c if c.ends_with(".Malformed")
                 || c == "MissingParameter"
                 || c == "IdempotentParameterMismatch" =>

@@ -93,6 +93,7 @@ mod tests {
                 node_role: "arn:aws:iam::1:role/n".into(),
                 subnets: None,
                 ami_type: "AL2023_x86_64_NVIDIA".into(),
+                capacity_reservation: None,
             }),
         }
     }

@@ -332,6 +332,12 @@ fn group(
     let class = match class {
         NodeClass::Aws(c) => NodeClass::Aws(crate::model::AwsClass {
             ami_type: spec.driver.eks_ami_type().into(),
+            // A capacity reservation holds on-demand instances: the floor's.
+            capacity_reservation: if capacity == CapacityType::Spot {
+                None
+            } else {
+                c.capacity_reservation.clone()
+            },
             ..c.clone()
         }),
         NodeClass::Gcp(c) => NodeClass::Gcp(crate::model::GcpClass {

@@ -428,6 +428,7 @@ fn aws_class() -> NodeClass {
         node_role: "arn:aws:iam::1:role/n".into(),
         subnets: None,
         ami_type: String::new(),
+        capacity_reservation: None,
     })
 }
 
@@ -787,12 +788,30 @@ fn a_reservation_must_be_a_commitment_the_pools_cloud_consumes() {
     assert_problem(
         &reserved_config("gcp_commitment", "gpu-tf-1"),
         "reservation.kind",
-        &["a commitment on gcp", "a pool on aws consumes none yet"],
+        &[
+            "a commitment on gcp",
+            "a pool on aws consumes \"aws_capacity_reservation\"",
+        ],
     );
     assert_problem(
         &reserved_config("aws_capacity_block", "cr-0123"),
         "reservation.kind",
-        &["not supported yet", "launch template"],
+        &["not supported yet", "CAPACITY_BLOCK"],
+    );
+    // A targeted capacity reservation holds one instance type.
+    assert_problem(
+        &reserved_config("aws_capacity_reservation", "cr-0123456789abcdef0"),
+        "instance_types",
+        &["one instance type"],
+    );
+    let mut pinned = reserved_config("aws_capacity_reservation", "cr-0123456789abcdef0");
+    pinned.instance_types = vec!["p5.48xlarge".into()];
+    assert!(pinned.validate(&catalog()).is_ok());
+    pinned.reservation.as_mut().unwrap().commitment_id = Some("gpu-tf-1".into());
+    assert_problem(
+        &pinned,
+        "reservation.commitment_id",
+        &["not the id of a aws_capacity_reservation"],
     );
     assert_problem(
         &reserved_config("capacity_block", "cr-0123"),

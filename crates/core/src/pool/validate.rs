@@ -202,6 +202,7 @@ fn check_reservation(
     let consumable: &[K] = match cloud {
         Cloud::Gcp => &[K::GcpCommitment, K::GcpReservation],
         Cloud::Azure => &[K::AzureReservation, K::AzureCapacityReservation],
+        Cloud::Aws => &[K::AwsCapacityReservation],
         _ => &[],
     };
     let names = |ks: &[K]| {
@@ -227,8 +228,8 @@ fn check_reservation(
     }
     if !consumable.contains(&kind) {
         let why = match kind {
-            K::AwsCapacityBlock | K::AwsCapacityReservation => {
-                "EKS node groups consume capacity blocks and capacity reservations only through a launch template, which this provider does not write yet"
+            K::AwsCapacityBlock => {
+                "an EKS node group on a capacity block has capacity type CAPACITY_BLOCK and a launch template with the block's market type, which this provider does not write yet (aws_capacity_reservation is supported)"
             }
             _ => "this pool's cloud cannot consume it",
         };
@@ -260,6 +261,11 @@ fn check_reservation(
                     && lower.contains("/providers/microsoft.compute/capacityreservationgroups/")
                     && lower.contains("/capacityreservations/")
             }
+            K::AwsCapacityReservation | K::AwsCapacityBlock => {
+                id.len() > 3
+                    && id.starts_with("cr-")
+                    && id[3..].bytes().all(|b| b.is_ascii_hexdigit())
+            }
             _ => !id.is_empty(),
         };
         if !ok {
@@ -270,6 +276,13 @@ fn check_reservation(
                 ),
             );
         }
+    }
+    // A targeted reservation holds one instance type: the floor must run exactly that.
+    if kind == K::AwsCapacityReservation && c.instance_types.len() != 1 {
+        p.push(
+            "instance_types",
+            "must name the capacity reservation's one instance type (e.g. [\"p5.48xlarge\"]) when the floor runs on an aws_capacity_reservation: instances of other types cannot launch into it",
+        );
     }
     if let Some(usd) = r.usd_per_gpu_hour
         && !(usd.is_finite() && usd >= 0.0)

@@ -30,6 +30,10 @@ pub(crate) fn capacity_to_eks(c: CapacityType) -> &'static str {
     }
 }
 
+/// The node group tag naming the capacity reservation its launch template targets: how a
+/// read knows it (the launch template itself is not read back).
+pub const RESERVATION_TAG: &str = "gpu.tf/capacity-reservation";
+
 /// Our capacity type of an EKS `capacityType`.
 fn capacity_from_eks(s: &str) -> Option<CapacityType> {
     match s {
@@ -128,8 +132,15 @@ pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, Cloud
             node_role: g.node_role().unwrap_or_default().to_string(),
             subnets: Some(g.subnets().to_vec()),
             ami_type: g.ami_type().map_or("", |a| a.as_str()).to_string(),
+            capacity_reservation: None,
         }),
     };
+    // The reservation the adapter's launch template targets is recorded as a tag.
+    if let Some(cr) = spec.tags.remove(RESERVATION_TAG)
+        && let NodeClass::Aws(c) = &mut spec.class
+    {
+        c.capacity_reservation = Some(cr);
+    }
     spec.taints.sort();
     traits::EKS.strip_system(&mut spec);
     Ok(NodeGroup {

@@ -30,8 +30,8 @@ use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTai
 use super::delta::{ConfigDelta, tag_delta};
 use super::poll::{self, Backoff, TokioClock};
 use super::{
-    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, WaitTarget,
-    traits,
+    CapacityType, CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups,
+    WaitTarget, traits,
 };
 use crate::cancel::Cancel;
 use crate::retry::{RetryPolicy, fresh_token};
@@ -55,18 +55,26 @@ pub struct EksOptions {
     pub attempt_timeout: Option<Duration>,
     /// Set it to end waits and retry pauses early (Terraform's `StopProvider`).
     pub cancel: Cancel,
+    /// EC2 endpoint override (launch templates of groups on a capacity reservation).
+    pub ec2_endpoint_url: Option<String>,
 }
 
 /// The EKS node group adapter.
 #[derive(Debug, Clone)]
 pub struct Eks {
     client: aws_sdk_eks::Client,
+    /// EC2, for the launch templates of groups on a capacity reservation.
+    ec2: Option<aws_sdk_ec2::Client>,
     backoff: Backoff,
     retry: RetryPolicy,
     cancel: Cancel,
     /// Each cluster's subnets, read once (DescribeCluster) by the first group that needs
     /// them: a cluster's subnets do not change during an operation.
     cluster_subnets: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
+    /// Groups this adapter has read or created with a launch template of ours (the
+    /// reservation tag): only their deletes delete a template, so a pool without one
+    /// never calls EC2.
+    templated: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl Eks {
@@ -102,12 +110,30 @@ impl Eks {
                 .operation_attempt_timeout(opts.attempt_timeout.unwrap_or(Duration::from_secs(30)))
                 .build(),
         );
+        let mut ec2 = aws_sdk_ec2::config::Builder::from(sdk)
+            .retry_config(RetryConfig::disabled())
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_secs(10))
+                    .operation_attempt_timeout(
+                        opts.attempt_timeout.unwrap_or(Duration::from_secs(30)),
+                    )
+                    .build(),
+            );
+        if let Some(r) = &opts.region {
+            ec2 = ec2.region(aws_sdk_ec2::config::Region::new(r.clone()));
+        }
+        if let Some(ep) = &opts.ec2_endpoint_url {
+            ec2 = ec2.endpoint_url(ep);
+        }
         Eks {
             client: aws_sdk_eks::Client::from_conf(conf.build()),
+            ec2: Some(aws_sdk_ec2::Client::from_conf(ec2.build())),
             backoff: opts.backoff.unwrap_or_default(),
             retry: opts.retry.unwrap_or_default(),
             cancel: opts.cancel.clone(),
             cluster_subnets: Arc::default(),
+            templated: Arc::default(),
         }
     }
 
@@ -115,10 +141,12 @@ impl Eks {
     pub fn from_client(client: aws_sdk_eks::Client, backoff: Backoff, retry: RetryPolicy) -> Self {
         Eks {
             client,
+            ec2: None,
             backoff,
             retry,
             cancel: Cancel::new(),
             cluster_subnets: Arc::default(),
+            templated: Arc::default(),
         }
     }
 
@@ -128,7 +156,127 @@ impl Eks {
     }
 }
 
+/// The launch template of node group `group` in `cluster`: named after both, so the
+/// adapter finds it again (a retried create, a delete) without storing its id.
+pub fn launch_template_name(cluster: &str, group: &str) -> String {
+    let mut name = format!("gpu-tf-{cluster}-{group}");
+    name.truncate(128);
+    name
+}
+
 impl Eks {
+    /// The EC2 client, or an error saying a group on a capacity reservation needs one.
+    fn ec2(&self) -> Result<&aws_sdk_ec2::Client, CloudError> {
+        self.ec2.as_ref().ok_or_else(|| {
+            CloudError::Invalid(
+                "a node group on a capacity reservation needs an EC2 client for its launch template".into(),
+            )
+        })
+    }
+
+    /// The id of launch template `name`, which targets capacity reservation `reservation`:
+    /// the one already there (a create retried after a lost answer), or a new one. The
+    /// template sets nothing else, so EKS still takes the AMI type, instance types, role
+    /// and subnets from the node group.
+    async fn ensure_launch_template(
+        &self,
+        name: &str,
+        reservation: &str,
+        tags: &BTreeMap<String, String>,
+        token: &str,
+    ) -> Result<String, CloudError> {
+        use aws_sdk_ec2::types::{
+            CapacityReservationTarget, LaunchTemplateCapacityReservationSpecificationRequest,
+            RequestLaunchTemplateData, ResourceType, Tag, TagSpecification,
+        };
+        let ec2 = self.ec2()?;
+        let describe = ec2.describe_launch_templates().launch_template_names(name);
+        match send(&self.retry, &self.cancel, "DescribeLaunchTemplates", || {
+            describe.clone().send()
+        })
+        .await
+        {
+            Ok(out) => {
+                if let Some(id) = out
+                    .launch_templates()
+                    .first()
+                    .and_then(|t| t.launch_template_id())
+                {
+                    return Ok(id.to_string());
+                }
+            }
+            Err(CloudError::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+        let data = RequestLaunchTemplateData::builder()
+            .capacity_reservation_specification(
+                LaunchTemplateCapacityReservationSpecificationRequest::builder()
+                    .capacity_reservation_target(
+                        CapacityReservationTarget::builder()
+                            .capacity_reservation_id(reservation)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .build();
+        let tags = TagSpecification::builder()
+            .resource_type(ResourceType::LaunchTemplate)
+            .set_tags(Some(
+                tags.iter()
+                    .map(|(k, v)| Tag::builder().key(k).value(v).build())
+                    .collect(),
+            ))
+            .build();
+        let create = ec2
+            .create_launch_template()
+            .launch_template_name(name)
+            .launch_template_data(data)
+            .tag_specifications(tags)
+            // The same token makes a retried create the same template.
+            .client_token(token);
+        let out = send(&self.retry, &self.cancel, "CreateLaunchTemplate", || {
+            create.clone().send()
+        })
+        .await?;
+        out.launch_template()
+            .and_then(|t| t.launch_template_id())
+            .map(str::to_string)
+            .ok_or_else(|| CloudError::Other("CreateLaunchTemplate: no id in response".into()))
+    }
+
+    /// Remembers that `g` launches through a launch template of ours; returns it.
+    fn note_template(&self, g: NodeGroup) -> Result<NodeGroup, CloudError> {
+        if let NodeClass::Aws(c) = &g.spec.class
+            && c.capacity_reservation.is_some()
+            && let Ok(mut set) = self.templated.lock()
+        {
+            set.insert(g.spec.name.clone());
+        }
+        Ok(g)
+    }
+
+    /// Deletes the launch template of deleted group `group` of `cluster`, if it had one.
+    async fn delete_launch_template(&self, cluster: &str, group: &str) -> Result<(), CloudError> {
+        let had = self
+            .templated
+            .lock()
+            .map(|mut s| s.remove(group))
+            .unwrap_or(false);
+        let (true, Some(ec2)) = (had, &self.ec2) else {
+            return Ok(());
+        };
+        let name = launch_template_name(cluster, group);
+        let call = ec2.delete_launch_template().launch_template_name(&name);
+        match send(&self.retry, &self.cancel, "DeleteLaunchTemplate", || {
+            call.clone().send()
+        })
+        .await
+        {
+            Ok(_) | Err(CloudError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The subnet ids `cluster` was created with, where node groups go by default (read
     /// once per adapter).
     async fn cluster_subnets(&self, cluster: &str) -> Result<Vec<String>, CloudError> {
@@ -275,10 +423,28 @@ impl NodeGroups for Eks {
                 "cluster {name} reports no subnets; set the pool's aws.subnet_ids"
             )));
         }
+        let mut tags = spec.tags.clone();
+        let template = match &class.capacity_reservation {
+            Some(cr) if spec.capacity != CapacityType::Spot => {
+                let lt = launch_template_name(name, &spec.name);
+                let id = self
+                    .ensure_launch_template(&lt, cr, &spec.tags, token)
+                    .await?;
+                tags.insert(convert::RESERVATION_TAG.to_string(), cr.clone());
+                Some(
+                    aws_sdk_eks::types::LaunchTemplateSpecification::builder()
+                        .id(id)
+                        .version("1")
+                        .build(),
+                )
+            }
+            _ => None,
+        };
         let call = self
             .client
             .create_nodegroup()
             .cluster_name(name)
+            .set_launch_template(template)
             .nodegroup_name(&spec.name)
             .capacity_type(CapacityTypes::from(convert::capacity_to_eks(spec.capacity)))
             .set_instance_types(Some(spec.machine_types.clone()))
@@ -288,7 +454,7 @@ impl NodeGroups for Eks {
             .set_taints(vec_or_none(
                 &spec.taints.iter().map(taint_to_sdk).collect::<Vec<_>>(),
             ))
-            .set_tags(map_or_none(&spec.tags))
+            .set_tags(map_or_none(&tags))
             .node_role(&class.node_role)
             .set_subnets(Some(subnets))
             // Without one the SDK generates a fresh token per call, so only a caller's
@@ -301,7 +467,7 @@ impl NodeGroups for Eks {
         let g = out
             .nodegroup()
             .ok_or_else(|| CloudError::Other("CreateNodegroup: no nodegroup in response".into()))?;
-        node_group_from_sdk(g)
+        self.note_template(node_group_from_sdk(g)?)
     }
 
     async fn get_group(
@@ -319,7 +485,10 @@ impl NodeGroups for Eks {
         })
         .await
         {
-            Ok(out) => out.nodegroup().map(node_group_from_sdk).transpose(),
+            Ok(out) => out
+                .nodegroup()
+                .map(|g| node_group_from_sdk(g).and_then(|g| self.note_template(g)))
+                .transpose(),
             Err(CloudError::NotFound(_)) => Ok(None),
             Err(other) => Err(other),
         }
@@ -386,7 +555,7 @@ impl NodeGroups for Eks {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        poll::group(
+        let result = poll::group(
             &TokioClock::default(),
             self.backoff,
             timeout,
@@ -396,6 +565,12 @@ impl NodeGroups for Eks {
             target,
             || self.get_group(cluster, name),
         )
-        .await
+        .await?;
+        // A deleted group's launch template (if it had one) goes with it.
+        if target == WaitTarget::Deleted {
+            self.delete_launch_template(eks_name(cluster)?, name)
+                .await?;
+        }
+        Ok(result)
     }
 }

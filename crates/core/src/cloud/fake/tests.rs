@@ -49,6 +49,7 @@ fn spec(name: &str) -> GroupSpec {
             node_role: "arn:aws:iam::123456789012:role/node".into(),
             subnets: Some(vec!["subnet-1".into()]),
             ami_type: "AL2023_x86_64_NVIDIA".into(),
+            capacity_reservation: None,
         }),
     }
 }

@@ -30,6 +30,7 @@ fn group(name: &str, capacity: CapacityType, min: u32, max: u32) -> GroupSpec {
             node_role: "arn:aws:iam::123456789012:role/node".into(),
             subnets: Some(vec!["subnet-0a".into()]),
             ami_type: "AL2023_x86_64_NVIDIA".into(),
+            capacity_reservation: None,
         }),
     }
 }

@@ -172,6 +172,15 @@ fn commitment_reservation(v: &Value) -> Option<Reservation> {
         .map(Reservation::Specific)
 }
 
+/// The EC2 capacity reservation the `reservation` block of pool `v` names, when its kind
+/// is one and its id is known.
+pub fn aws_capacity_reservation(v: &Value) -> Option<String> {
+    let r = pool_reservation(v)?;
+    (r.kind == gpu_core::commitment::CommitmentKind::AwsCapacityReservation)
+        .then_some(r.commitment_id)
+        .flatten()
+}
+
 /// The `reservation` block of pool `v` with a kind that parses (its price left out).
 fn pool_reservation(v: &Value) -> Option<gpu_core::pool::PoolReservation> {
     let r = super::inputs::reservation(v)?;

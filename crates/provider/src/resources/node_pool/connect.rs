@@ -56,6 +56,7 @@ async fn eks(settings: &Settings, region: &str) -> Eks {
         &EksOptions {
             region: Some(region.to_string()),
             endpoint_url: settings.eks_endpoint.clone(),
+            ec2_endpoint_url: settings.ec2_endpoint.clone(),
             profile: settings.aws_profile.clone(),
             cancel: settings.cancel.clone(),
             retry: settings.aws_max_retries.map(|n| RetryPolicy {

@@ -24,6 +24,8 @@ pub struct Settings {
     pub aws_profile: Option<String>,
     /// `aws.endpoints["eks"]`.
     pub eks_endpoint: Option<String>,
+    /// `aws.endpoints["ec2"]`: launch templates of a floor on a capacity reservation.
+    pub ec2_endpoint: Option<String>,
     /// `aws.max_retries`: retries of each EKS call (`None`: the policy's default).
     pub aws_max_retries: Option<u32>,
     /// The provider's stop signal: set by `StopProvider`, ends waits and retry pauses.

@@ -170,6 +170,7 @@ fn with_spot_eviction(mut class: NodeClass, spot: bool, deallocate: bool) -> Nod
             }
         }
         NodeClass::Gcp(g) if spot => g.reservation = None,
+        NodeClass::Aws(a) if spot => a.capacity_reservation = None,
         _ => {}
     }
     class

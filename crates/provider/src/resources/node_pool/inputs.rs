@@ -233,6 +233,7 @@ pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
                 node_role: aws.node_role_arn.unwrap_or_default(),
                 subnets: aws.subnet_ids.filter(|s| !s.is_empty()),
                 ami_type: String::new(),
+                capacity_reservation: super::cloud_blocks::aws_capacity_reservation(v),
             })
         }
     }

@@ -548,6 +548,7 @@ async fn apply_read_and_plan_again_is_empty() {
             node_role: ROLE.into(),
             subnets: Some(vec!["subnet-0000000a".into(), "subnet-0000000b".into()]),
             ami_type: "AL2023_x86_64_NVIDIA".into(),
+            capacity_reservation: None,
         }),
         "the cluster's subnets"
     );
@@ -846,6 +847,7 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
             node_role: "arn:aws:iam::123456789012:role/other".into(),
             subnets: Some(vec!["subnet-0000000a".into()]),
             ami_type: "AL2023_x86_64_STANDARD".into(),
+            capacity_reservation: None,
         }),
     };
     api.create_group(&east(), &stranger, "").await.unwrap();
