@@ -530,27 +530,34 @@ def test_api_calls_of_one_create_and_of_a_no_op_plan(aws_tf, moto):
 
 
 RESERVATION_ID = "cr-0123456789abcdef0"
-RESERVATION_OVERRIDE = f'''
+
+
+def reservation_override(kind: str) -> str:
+    return f'''
 resource "gpu_node_pool" "train" {{
   instance_types = ["p5.48xlarge"]
   reservation {{
     commitment_id    = "{RESERVATION_ID}"
-    kind             = "aws_capacity_reservation"
+    kind             = "{kind}"
     usd_per_gpu_hour = 4.5
   }}
 }}
 '''
 
 
-def test_a_floor_on_a_capacity_reservation_launches_through_a_launch_template(aws_tf, moto):
-    """`reservation` of kind aws_capacity_reservation: the on-demand group launches through
-    a launch template targeting the reservation (read from moto's EC2, not the provider),
-    the spot group has none; the floor is priced at the commitment's rate; a second plan is
-    empty; destroy deletes the template with its group."""
-    cluster_name, pool = names(aws_tf, "odcr")
+@pytest.mark.parametrize("kind", ["aws_capacity_reservation", "aws_capacity_block"])
+def test_a_floor_on_a_capacity_reservation_launches_through_a_launch_template(
+        aws_tf, moto, kind):
+    """`reservation` of an EC2 kind: the on-demand group launches through a launch template
+    targeting the reservation (read from moto's EC2, not the provider; a capacity block's
+    with market type capacity-block and a CAPACITY_BLOCK group), the spot group has none;
+    the floor is priced at the commitment's rate; a second plan is empty; destroy deletes
+    the template with its group."""
+    block = kind == "aws_capacity_block"
+    cluster_name, pool = names(aws_tf, "cb" if block else "odcr")
     cluster = create_eks_prerequisites(moto, cluster_name)
     wd = pool_workdir(aws_tf, moto, cluster, pool,
-                      files={"reservation_override.tf": RESERVATION_OVERRIDE})
+                      files={"reservation_override.tf": reservation_override(kind)})
     wd.run("apply")
     groups = node_groups(moto, cluster_name)
     od, spot = groups[f"{pool}-od"], groups[f"{pool}-spot"]
@@ -559,16 +566,24 @@ def test_a_floor_on_a_capacity_reservation_launches_through_a_launch_template(aw
     (lt,) = ec2.describe_launch_templates(LaunchTemplateNames=[template])["LaunchTemplates"]
     assert od["launchTemplate"]["id"] == lt["LaunchTemplateId"], od
     assert "launchTemplate" not in spot, spot
-    assert od["capacityType"] == "ON_DEMAND" and od["instanceTypes"] == ["p5.48xlarge"], od
+    assert od["capacityType"] == ("CAPACITY_BLOCK" if block else "ON_DEMAND"), od
+    assert od["instanceTypes"] == ["p5.48xlarge"] and spot["capacityType"] == "SPOT", od
     assert od["tags"]["gpu.tf/capacity-reservation"] == RESERVATION_ID, od["tags"]
     (version,) = ec2.describe_launch_template_versions(
         LaunchTemplateName=template)["LaunchTemplateVersions"]
-    target = version["LaunchTemplateData"]["CapacityReservationSpecification"]
-    assert target["CapacityReservationTarget"]["CapacityReservationId"] == RESERVATION_ID
+    data = version["LaunchTemplateData"]
+    target = data["CapacityReservationSpecification"]["CapacityReservationTarget"]
+    assert target["CapacityReservationId"] == RESERVATION_ID, data
+    if block:
+        assert data["InstanceMarketOptions"]["MarketType"] == "capacity-block", data
+    else:
+        assert "InstanceMarketOptions" not in data, data
     state = wd.resource(ADDR)
     assert "1 reserved + 1–3 spot" in state["cost_summary"], state["cost_summary"]
     spot_price = state["spot_usd_per_node_hour"]
     assert state["hourly_usd"] == pytest.approx(4.5 * GPU_COUNT + spot_price, abs=1e-5), state
+    # A CAPACITY_BLOCK group of ours reads back as the pool's on-demand floor: no drift.
+    assert sorted(g["capacity"] for g in state["node_groups"]) == ["on-demand", "spot"]
     wd.assert_plan_empty()
     wd.run("destroy", "-auto-approve")
     assert node_groups(moto, cluster_name) == {}

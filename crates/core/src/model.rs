@@ -190,9 +190,21 @@ pub struct AwsClass {
     pub subnets: Option<Vec<String>>,
     /// EKS `amiType`, e.g. `AL2023_x86_64_NVIDIA`.
     pub ami_type: String,
-    /// The EC2 capacity reservation (`cr-…`) the group's instances launch into, through
-    /// a launch template the adapter writes; `None` for none. On the on-demand group only.
-    pub capacity_reservation: Option<String>,
+    /// The EC2 capacity reservation or capacity block the group's instances launch into,
+    /// through a launch template the adapter writes; `None` for none. On the on-demand
+    /// group only.
+    pub capacity_reservation: Option<Ec2Reservation>,
+}
+
+/// An EC2 capacity reservation a node group launches into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ec2Reservation {
+    /// Its id, `cr-…`.
+    pub id: String,
+    /// A Capacity Block for ML (the group's capacity type is then `CAPACITY_BLOCK` and the
+    /// launch template's market type `capacity-block`), rather than an on-demand
+    /// capacity reservation.
+    pub capacity_block: bool,
 }
 
 /// What an AKS agent pool has that others do not.

@@ -35,7 +35,13 @@ pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
             out.push(("image", Some(c.ami_type.clone())));
             out.push(("node role", Some(c.node_role.clone())));
             // A launch template is fixed when the group is created.
-            out.push(("capacity reservation", c.capacity_reservation.clone()));
+            out.push((
+                "capacity reservation",
+                c.capacity_reservation.as_ref().map(|r| {
+                    let kind = if r.capacity_block { "block" } else { "odcr" };
+                    format!("{kind} {}", r.id)
+                }),
+            ));
             out.push((
                 "subnets",
                 c.subnets.as_ref().map(|s| join(s.iter().cloned())),

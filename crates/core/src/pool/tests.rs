@@ -795,8 +795,8 @@ fn a_reservation_must_be_a_commitment_the_pools_cloud_consumes() {
     );
     assert_problem(
         &reserved_config("aws_capacity_block", "cr-0123"),
-        "reservation.kind",
-        &["not supported yet", "CAPACITY_BLOCK"],
+        "instance_types",
+        &["one instance type", "aws_capacity_block"],
     );
     // A targeted capacity reservation holds one instance type.
     assert_problem(
@@ -819,8 +819,13 @@ fn a_reservation_must_be_a_commitment_the_pools_cloud_consumes() {
         &["unknown commitment kind", "aws_capacity_block"],
     );
     let mut none_on_demand = reserved_config("aws_capacity_block", "cr-0123");
+    none_on_demand.instance_types = vec!["p5.48xlarge".into()];
     none_on_demand.on_demand_min = 0;
-    assert_problem(&none_on_demand, "reservation.kind", &["not supported yet"]);
+    assert_problem(
+        &none_on_demand,
+        "reservation",
+        &["needs an on-demand floor"],
+    );
 }
 
 #[test]

@@ -202,7 +202,7 @@ fn check_reservation(
     let consumable: &[K] = match cloud {
         Cloud::Gcp => &[K::GcpCommitment, K::GcpReservation],
         Cloud::Azure => &[K::AzureReservation, K::AzureCapacityReservation],
-        Cloud::Aws => &[K::AwsCapacityReservation],
+        Cloud::Aws => &[K::AwsCapacityReservation, K::AwsCapacityBlock],
         _ => &[],
     };
     let names = |ks: &[K]| {
@@ -222,21 +222,6 @@ fn check_reservation(
                 } else {
                     names(consumable)
                 }
-            ),
-        );
-        return None;
-    }
-    if !consumable.contains(&kind) {
-        let why = match kind {
-            K::AwsCapacityBlock => {
-                "an EKS node group on a capacity block has capacity type CAPACITY_BLOCK and a launch template with the block's market type, which this provider does not write yet (aws_capacity_reservation is supported)"
-            }
-            _ => "this pool's cloud cannot consume it",
-        };
-        p.push(
-            "reservation.kind",
-            format!(
-                "is \"{kind}\": not supported yet: {why}; the commitment still holds the capacity, and `gpu_pool_placement` prices a floor on it"
             ),
         );
         return None;
@@ -278,10 +263,12 @@ fn check_reservation(
         }
     }
     // A targeted reservation holds one instance type: the floor must run exactly that.
-    if kind == K::AwsCapacityReservation && c.instance_types.len() != 1 {
+    if matches!(kind, K::AwsCapacityReservation | K::AwsCapacityBlock)
+        && c.instance_types.len() != 1
+    {
         p.push(
             "instance_types",
-            "must name the capacity reservation's one instance type (e.g. [\"p5.48xlarge\"]) when the floor runs on an aws_capacity_reservation: instances of other types cannot launch into it",
+            format!("must name the reservation's one instance type (e.g. [\"p5.48xlarge\"]) when the floor runs on an {kind}: instances of other types cannot launch into it"),
         );
     }
     if let Some(usd) = r.usd_per_gpu_hour

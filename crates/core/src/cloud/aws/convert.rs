@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_eks::types as eks;
 
+use crate::model::Ec2Reservation;
+
 use crate::cloud::{
     AwsClass, CapacityType, CloudError, GroupSpec, HealthIssue, NodeClass, NodeGroup,
     NodeGroupStatus, Scaling, Taint, TaintEffect, traits,
@@ -110,6 +112,20 @@ fn taint_from_sdk(t: &eks::Taint) -> Result<Taint, CloudError> {
 pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, CloudError> {
     // EKS omits capacityType only for groups that predate it: those are on-demand.
     let cap = g.capacity_type().map_or("ON_DEMAND", |c| c.as_str());
+    // A group on a reservation of ours (its tag) is the pool's floor, on-demand to the
+    // pool even on a capacity block; without the tag a capacity block is a stranger's.
+    let ours = g
+        .tags()
+        .and_then(|t| t.get(RESERVATION_TAG))
+        .map(|id| Ec2Reservation {
+            id: id.clone(),
+            capacity_block: cap == "CAPACITY_BLOCK",
+        });
+    let cap = if ours.is_some() && cap == "CAPACITY_BLOCK" {
+        "ON_DEMAND"
+    } else {
+        cap
+    };
     let sc = g.scaling_config();
     let mut spec = GroupSpec {
         name: g.nodegroup_name().unwrap_or_default().to_string(),
@@ -136,10 +152,9 @@ pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, Cloud
         }),
     };
     // The reservation the adapter's launch template targets is recorded as a tag.
-    if let Some(cr) = spec.tags.remove(RESERVATION_TAG)
-        && let NodeClass::Aws(c) = &mut spec.class
-    {
-        c.capacity_reservation = Some(cr);
+    spec.tags.remove(RESERVATION_TAG);
+    if let NodeClass::Aws(c) = &mut spec.class {
+        c.capacity_reservation = ours;
     }
     spec.taints.sort();
     traits::EKS.strip_system(&mut spec);

@@ -174,20 +174,22 @@ impl Eks {
         })
     }
 
-    /// The id of launch template `name`, which targets capacity reservation `reservation`:
-    /// the one already there (a create retried after a lost answer), or a new one. The
-    /// template sets nothing else, so EKS still takes the AMI type, instance types, role
-    /// and subnets from the node group.
+    /// The id of launch template `name`, which targets capacity reservation `reservation`
+    /// (for a capacity block also with market type `capacity-block`): the one already
+    /// there (a create retried after a lost answer), or a new one. The template sets
+    /// nothing else, so EKS still takes the AMI type, instance types, role and subnets
+    /// from the node group.
     async fn ensure_launch_template(
         &self,
         name: &str,
-        reservation: &str,
+        reservation: &crate::model::Ec2Reservation,
         tags: &BTreeMap<String, String>,
         token: &str,
     ) -> Result<String, CloudError> {
         use aws_sdk_ec2::types::{
             CapacityReservationTarget, LaunchTemplateCapacityReservationSpecificationRequest,
-            RequestLaunchTemplateData, ResourceType, Tag, TagSpecification,
+            LaunchTemplateInstanceMarketOptionsRequest, MarketType, RequestLaunchTemplateData,
+            ResourceType, Tag, TagSpecification,
         };
         let ec2 = self.ec2()?;
         let describe = ec2.describe_launch_templates().launch_template_names(name);
@@ -213,11 +215,16 @@ impl Eks {
                 LaunchTemplateCapacityReservationSpecificationRequest::builder()
                     .capacity_reservation_target(
                         CapacityReservationTarget::builder()
-                            .capacity_reservation_id(reservation)
+                            .capacity_reservation_id(&reservation.id)
                             .build(),
                     )
                     .build(),
             )
+            .set_instance_market_options(reservation.capacity_block.then(|| {
+                LaunchTemplateInstanceMarketOptionsRequest::builder()
+                    .market_type(MarketType::CapacityBlock)
+                    .build()
+            }))
             .build();
         let tags = TagSpecification::builder()
             .resource_type(ResourceType::LaunchTemplate)
@@ -424,13 +431,17 @@ impl NodeGroups for Eks {
             )));
         }
         let mut tags = spec.tags.clone();
-        let template = match &class.capacity_reservation {
-            Some(cr) if spec.capacity != CapacityType::Spot => {
+        let reservation = class
+            .capacity_reservation
+            .as_ref()
+            .filter(|_| spec.capacity != CapacityType::Spot);
+        let template = match reservation {
+            Some(r) => {
                 let lt = launch_template_name(name, &spec.name);
                 let id = self
-                    .ensure_launch_template(&lt, cr, &spec.tags, token)
+                    .ensure_launch_template(&lt, r, &spec.tags, token)
                     .await?;
-                tags.insert(convert::RESERVATION_TAG.to_string(), cr.clone());
+                tags.insert(convert::RESERVATION_TAG.to_string(), r.id.clone());
                 Some(
                     aws_sdk_eks::types::LaunchTemplateSpecification::builder()
                         .id(id)
@@ -438,7 +449,12 @@ impl NodeGroups for Eks {
                         .build(),
                 )
             }
-            _ => None,
+            None => None,
+        };
+        // A capacity block's group is of capacity type CAPACITY_BLOCK.
+        let capacity = match reservation {
+            Some(r) if r.capacity_block => "CAPACITY_BLOCK",
+            _ => convert::capacity_to_eks(spec.capacity),
         };
         let call = self
             .client
@@ -446,7 +462,7 @@ impl NodeGroups for Eks {
             .cluster_name(name)
             .set_launch_template(template)
             .nodegroup_name(&spec.name)
-            .capacity_type(CapacityTypes::from(convert::capacity_to_eks(spec.capacity)))
+            .capacity_type(CapacityTypes::from(capacity))
             .set_instance_types(Some(spec.machine_types.clone()))
             .ami_type(AmiTypes::from(class.ami_type.as_str()))
             .scaling_config(scaling_to_sdk(spec.scaling.resolved_against(None))?)

@@ -172,13 +172,20 @@ fn commitment_reservation(v: &Value) -> Option<Reservation> {
         .map(Reservation::Specific)
 }
 
-/// The EC2 capacity reservation the `reservation` block of pool `v` names, when its kind
-/// is one and its id is known.
-pub fn aws_capacity_reservation(v: &Value) -> Option<String> {
+/// The EC2 capacity reservation or capacity block the `reservation` block of pool `v`
+/// names, when its kind is one and its id is known.
+pub fn aws_capacity_reservation(v: &Value) -> Option<gpu_core::model::Ec2Reservation> {
+    use gpu_core::commitment::CommitmentKind as K;
     let r = pool_reservation(v)?;
-    (r.kind == gpu_core::commitment::CommitmentKind::AwsCapacityReservation)
-        .then_some(r.commitment_id)
-        .flatten()
+    let capacity_block = match r.kind {
+        K::AwsCapacityReservation => false,
+        K::AwsCapacityBlock => true,
+        _ => return None,
+    };
+    Some(gpu_core::model::Ec2Reservation {
+        id: r.commitment_id?,
+        capacity_block,
+    })
 }
 
 /// The `reservation` block of pool `v` with a kind that parses (its price left out).

@@ -1,6 +1,7 @@
-# Bad input: an EKS pool told to run its floor on a capacity block, which EKS node groups
-# consume only through a launch template this provider does not write yet.
-# Expected: validate fails naming `reservation.kind`, saying it is not supported yet.
+# Bad input: an EKS pool whose floor runs on a capacity block, with the instance types
+# left to the catalog: a capacity block holds one instance type, and others cannot launch
+# into it.
+# Expected: validate fails naming `instance_types`, asking for the block's one type.
 
 terraform {
   required_providers {
@@ -41,7 +42,7 @@ provider "gpu" {
   }
 }
 
-resource "gpu_node_pool" "pool" {
+resource "gpu_node_pool" "pool" { # <- error
   cloud     = "aws"
   region    = "us-east-1"
   cluster   = "train-east"
@@ -58,7 +59,7 @@ resource "gpu_node_pool" "pool" {
 
   reservation {
     commitment_id    = "cr-0123456789abcdef0"
-    kind             = "aws_capacity_block" # <- error
+    kind             = "aws_capacity_block"
     usd_per_gpu_hour = 4.9
   }
 
