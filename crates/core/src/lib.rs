@@ -7,6 +7,7 @@
 //! - [`catalog`]: a set of offers with its origin; the embedded snapshot.
 //! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
 //! - [`commitment`]: sizing a commitment to the floor of demand.
+//! - [`reclaim`]: reclaim without loss: stop causes, the start schedule, watcher events.
 //! - [`retry`] and [`cancel`]: the one retry policy of cloud calls, and the stop signal.
 
 pub mod cancel;
@@ -20,6 +21,7 @@ pub mod model;
 pub mod offer;
 pub mod pool;
 pub mod query;
+pub mod reclaim;
 pub mod retry;
 pub mod time;
 

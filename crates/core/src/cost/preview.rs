@@ -155,15 +155,7 @@ pub fn preview(
         Some(r) if floor > 0 => {
             let usd = r.usd_per_gpu_hour.ok_or_else(|| unpriced("reserved"))?;
             Some(PricedAs {
-                instance_type: cheapest_od.as_ref().map_or_else(
-                    || {
-                        types
-                            .first()
-                            .map(|t| t.instance_type.clone())
-                            .unwrap_or_default()
-                    },
-                    |p| p.instance_type.clone(),
-                ),
+                instance_type: type_of(cheapest_od.as_ref(), types),
                 spot_price: false,
                 row: PriceRow {
                     usd_per_hour: usd * f64::from(spec.gpu_count),
@@ -200,19 +192,10 @@ pub fn preview(
     let totals = total(&lines);
     let (hourly_usd, hourly_usd_max) = (totals.hourly_min, totals.hourly_max);
     let (monthly_usd, monthly_usd_max) = (totals.monthly_min(), totals.monthly_max());
-    let lead = spot
-        .as_ref()
-        .or(on_demand.as_ref())
-        .or(reserved.as_ref())
-        .map_or_else(
-            || {
-                types
-                    .first()
-                    .map(|t| t.instance_type.clone())
-                    .unwrap_or_default()
-            },
-            |p| p.instance_type.clone(),
-        );
+    let lead = type_of(
+        spot.as_ref().or(on_demand.as_ref()).or(reserved.as_ref()),
+        types,
+    );
     // Where a group runs one type (AKS, GKE), the pool runs at most the two priced ones.
     let one_type =
         crate::cloud::traits::of(spec.cloud).is_some_and(|t| t.machine_types_per_group == 1);
@@ -325,6 +308,19 @@ impl CostPreview {
             format_usd(self.monthly_usd_max),
         )
     }
+}
+
+/// The instance type of `priced`, or else the first of `types` (empty when none).
+fn type_of(priced: Option<&PricedAs>, types: &[ChosenType]) -> String {
+    priced.map_or_else(
+        || {
+            types
+                .first()
+                .map(|t| t.instance_type.clone())
+                .unwrap_or_default()
+        },
+        |p| p.instance_type.clone(),
+    )
 }
 
 /// The source named for a reserved price: the commitment's kind and where the figure came
