@@ -150,7 +150,8 @@ pub fn preview(
     } else {
         None
     };
-    let floor = spec.on_demand_floor().min(nodes.on_demand_max);
+    // The floor: on-demand nodes kept at `min_nodes` (what `reserved_nodes` counts).
+    let floor = nodes.on_demand_min;
     let reserved = match &spec.reservation {
         Some(r) if floor > 0 => {
             let usd = r.usd_per_gpu_hour.ok_or_else(|| unpriced("reserved"))?;

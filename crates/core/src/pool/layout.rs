@@ -246,6 +246,32 @@ fn base36(mut n: u64, len: usize) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// `class` as a group of `capacity` carries it: a reservation (GKE reservation affinity,
+/// EC2 capacity reservation or block, AKS capacity reservation group) covers the floor
+/// only, so a spot group has none; an AKS spot pool deallocates evicted VMs when the pool
+/// keeps reclaimed ones (`keeps_reclaimed`). Plan and apply read prior groups through it
+/// too, so what they compare is what the layout writes.
+pub fn class_for_capacity(
+    class: &NodeClass,
+    capacity: CapacityType,
+    keeps_reclaimed: bool,
+) -> NodeClass {
+    let spot = capacity == CapacityType::Spot;
+    let mut c = class.clone();
+    match &mut c {
+        NodeClass::Aws(a) if spot => a.capacity_reservation = None,
+        NodeClass::Gcp(g) if spot => g.reservation = None,
+        NodeClass::Azure(a) => {
+            a.deallocate_evicted = spot && keeps_reclaimed;
+            if spot {
+                a.capacity_reservation_group = None;
+            }
+        }
+        _ => {}
+    }
+    c
+}
+
 /// The price labels of nodes priced at `p`: what cost tools read instead of their own,
 /// possibly lagging, price feed.
 pub fn price_labels(p: &PricedAs) -> [(String, String); 4] {
@@ -329,16 +355,11 @@ fn group(
     } else {
         tags.insert(LABEL_POOL.into(), spec.name.clone());
     }
-    let class = match class {
+    let keeps_reclaimed = spec.reclaim == crate::pool::Reclaim::Stop;
+    let class = match class_for_capacity(class, capacity, keeps_reclaimed) {
         NodeClass::Aws(c) => NodeClass::Aws(crate::model::AwsClass {
             ami_type: spec.driver.eks_ami_type().into(),
-            // A capacity reservation holds on-demand instances: the floor's.
-            capacity_reservation: if capacity == CapacityType::Spot {
-                None
-            } else {
-                c.capacity_reservation.clone()
-            },
-            ..c.clone()
+            ..c
         }),
         NodeClass::Gcp(c) => NodeClass::Gcp(crate::model::GcpClass {
             accelerator_type: machine_types
@@ -346,25 +367,9 @@ fn group(
                 .and_then(|m| crate::gpu::gke_accelerator(spec.gpu, m))
                 .map(str::to_string),
             accelerator_count: spec.gpu_count,
-            // A reservation covers the floor: the spot pool is left to GKE's default.
-            reservation: if capacity == CapacityType::Spot {
-                None
-            } else {
-                c.reservation.clone()
-            },
-            ..c.clone()
+            ..c
         }),
-        NodeClass::Azure(c) => NodeClass::Azure(crate::model::AzureClass {
-            deallocate_evicted: capacity == CapacityType::Spot
-                && spec.reclaim == crate::pool::Reclaim::Stop,
-            // A capacity reservation covers the floor: spot VMs cannot use one.
-            capacity_reservation_group: if capacity == CapacityType::Spot {
-                None
-            } else {
-                c.capacity_reservation_group.clone()
-            },
-            ..c.clone()
-        }),
+        azure => azure,
     };
     GroupSpec {
         name: base_name(spec.cloud, &spec.name, capacity),

@@ -68,6 +68,11 @@ pub struct NodePoolSpec {
     pub reservation: Option<PoolReservation>,
 }
 
+/// On-demand nodes always kept: `on_demand_min` (at most `max`) with spot, else `min`.
+pub(crate) fn on_demand_floor(spot: bool, on_demand_min: u32, min: u32, max: u32) -> u32 {
+    if spot { on_demand_min.min(max) } else { min }
+}
+
 /// The commitment a pool's on-demand floor consumes, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoolReservation {
@@ -109,11 +114,12 @@ impl PoolReservation {
 impl NodePoolSpec {
     /// On-demand nodes that are always kept: `on_demand_min` with spot, else `min_nodes`.
     pub fn on_demand_floor(&self) -> u32 {
-        if self.capacity.spot {
-            self.capacity.on_demand_min.min(self.max_nodes)
-        } else {
-            self.min_nodes
-        }
+        on_demand_floor(
+            self.capacity.spot,
+            self.capacity.on_demand_min,
+            self.min_nodes,
+            self.max_nodes,
+        )
     }
 
     /// How the pool's nodes divide between on-demand and spot, at the floor and the ceiling.

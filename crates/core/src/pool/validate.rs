@@ -279,18 +279,13 @@ fn check_reservation(
             format!("is {usd}; it must be a price of 0 or more, e.g. the commitment's `effective_usd_per_gpu_hour`"),
         );
     }
-    if let Some(s) = sizes {
-        let floor = if c.spot {
-            s.on_demand_min.min(s.max)
-        } else {
-            s.min
-        };
-        if floor == 0 {
-            p.push(
-                "reservation",
-                "needs an on-demand floor to run on the commitment: set `capacity.on_demand_min` (or, without spot, `min_nodes`) to the committed nodes",
-            );
-        }
+    if let Some(s) = sizes
+        && super::spec::on_demand_floor(c.spot, s.on_demand_min, s.min, s.max) == 0
+    {
+        p.push(
+            "reservation",
+            "needs an on-demand floor to run on the commitment: set `capacity.on_demand_min` (or, without spot, `min_nodes`) to the committed nodes",
+        );
     }
     Some(PoolReservation {
         commitment_id: r

@@ -14,9 +14,6 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use aws_sdk_ec2::config::Region;
-use aws_sdk_ec2::config::retry::RetryConfig;
-use aws_sdk_ec2::config::timeout::TimeoutConfig;
 use aws_sdk_ec2::primitives::DateTime;
 use aws_sdk_ec2::types::{
     CapacityReservation, CapacityReservationInstancePlatform, CapacityReservationState,
@@ -70,21 +67,12 @@ impl Ec2Commitments {
         clients
             .entry(region.to_string())
             .or_insert_with(|| {
-                let mut conf = aws_sdk_ec2::config::Builder::from(&self.sdk)
-                    .region(Region::new(region.to_string()))
-                    .retry_config(RetryConfig::disabled())
-                    .timeout_config(
-                        TimeoutConfig::builder()
-                            .connect_timeout(Duration::from_secs(10))
-                            .operation_attempt_timeout(
-                                self.opts.attempt_timeout.unwrap_or(Duration::from_secs(30)),
-                            )
-                            .build(),
-                    );
-                if let Some(ep) = &self.opts.endpoint_url {
-                    conf = conf.endpoint_url(ep);
-                }
-                aws_sdk_ec2::Client::from_conf(conf.build())
+                super::ec2_client(
+                    &self.sdk,
+                    Some(region),
+                    self.opts.endpoint_url.as_deref(),
+                    self.opts.attempt_timeout,
+                )
             })
             .clone()
     }

@@ -148,14 +148,11 @@ pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, Cloud
             node_role: g.node_role().unwrap_or_default().to_string(),
             subnets: Some(g.subnets().to_vec()),
             ami_type: g.ami_type().map_or("", |a| a.as_str()).to_string(),
-            capacity_reservation: None,
+            capacity_reservation: ours,
         }),
     };
-    // The reservation the adapter's launch template targets is recorded as a tag.
+    // The reservation tag is the class's, not a user tag.
     spec.tags.remove(RESERVATION_TAG);
-    if let NodeClass::Aws(c) = &mut spec.class {
-        c.capacity_reservation = ours;
-    }
     spec.taints.sort();
     traits::EKS.strip_system(&mut spec);
     Ok(NodeGroup {

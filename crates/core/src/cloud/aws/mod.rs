@@ -104,31 +104,17 @@ impl Eks {
             conf = conf.endpoint_url(ep);
         }
         // Retries are ours (crate::retry), not the SDK's: one policy for every cloud.
-        conf = conf.retry_config(RetryConfig::disabled()).timeout_config(
-            TimeoutConfig::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .operation_attempt_timeout(opts.attempt_timeout.unwrap_or(Duration::from_secs(30)))
-                .build(),
-        );
-        let mut ec2 = aws_sdk_ec2::config::Builder::from(sdk)
+        conf = conf
             .retry_config(RetryConfig::disabled())
-            .timeout_config(
-                TimeoutConfig::builder()
-                    .connect_timeout(Duration::from_secs(10))
-                    .operation_attempt_timeout(
-                        opts.attempt_timeout.unwrap_or(Duration::from_secs(30)),
-                    )
-                    .build(),
-            );
-        if let Some(r) = &opts.region {
-            ec2 = ec2.region(aws_sdk_ec2::config::Region::new(r.clone()));
-        }
-        if let Some(ep) = &opts.ec2_endpoint_url {
-            ec2 = ec2.endpoint_url(ep);
-        }
+            .timeout_config(sdk_timeouts(opts.attempt_timeout));
         Eks {
             client: aws_sdk_eks::Client::from_conf(conf.build()),
-            ec2: Some(aws_sdk_ec2::Client::from_conf(ec2.build())),
+            ec2: Some(ec2_client(
+                sdk,
+                opts.region.as_deref(),
+                opts.ec2_endpoint_url.as_deref(),
+                opts.attempt_timeout,
+            )),
             backoff: opts.backoff.unwrap_or_default(),
             retry: opts.retry.unwrap_or_default(),
             cancel: opts.cancel.clone(),
@@ -154,6 +140,35 @@ impl Eks {
     pub fn client(&self) -> &aws_sdk_eks::Client {
         &self.client
     }
+}
+
+/// The SDK timeouts of every AWS client here: 10 s to connect, `attempt` (default 30 s)
+/// per attempt. Retries are off in the SDK: [`crate::retry`] owns them.
+fn sdk_timeouts(attempt: Option<Duration>) -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .operation_attempt_timeout(attempt.unwrap_or(Duration::from_secs(30)))
+        .build()
+}
+
+/// An EC2 client of `sdk` with SDK retries off and [`sdk_timeouts`], in `region` and at
+/// `endpoint` when given.
+pub(crate) fn ec2_client(
+    sdk: &aws_config::SdkConfig,
+    region: Option<&str>,
+    endpoint: Option<&str>,
+    attempt_timeout: Option<Duration>,
+) -> aws_sdk_ec2::Client {
+    let mut conf = aws_sdk_ec2::config::Builder::from(sdk)
+        .retry_config(aws_sdk_ec2::config::retry::RetryConfig::disabled())
+        .timeout_config(sdk_timeouts(attempt_timeout));
+    if let Some(r) = region {
+        conf = conf.region(aws_sdk_ec2::config::Region::new(r.to_string()));
+    }
+    if let Some(ep) = endpoint {
+        conf = conf.endpoint_url(ep);
+    }
+    aws_sdk_ec2::Client::from_conf(conf.build())
 }
 
 /// The launch template of node group `group` in `cluster`: named after both, so the
@@ -252,14 +267,14 @@ impl Eks {
     }
 
     /// Remembers that `g` launches through a launch template of ours; returns it.
-    fn note_template(&self, g: NodeGroup) -> Result<NodeGroup, CloudError> {
+    fn note_template(&self, g: NodeGroup) -> NodeGroup {
         if let NodeClass::Aws(c) = &g.spec.class
             && c.capacity_reservation.is_some()
             && let Ok(mut set) = self.templated.lock()
         {
             set.insert(g.spec.name.clone());
         }
-        Ok(g)
+        g
     }
 
     /// Deletes the launch template of deleted group `group` of `cluster`, if it had one.
@@ -483,7 +498,7 @@ impl NodeGroups for Eks {
         let g = out
             .nodegroup()
             .ok_or_else(|| CloudError::Other("CreateNodegroup: no nodegroup in response".into()))?;
-        self.note_template(node_group_from_sdk(g)?)
+        Ok(self.note_template(node_group_from_sdk(g)?))
     }
 
     async fn get_group(
@@ -503,7 +518,7 @@ impl NodeGroups for Eks {
         {
             Ok(out) => out
                 .nodegroup()
-                .map(|g| node_group_from_sdk(g).and_then(|g| self.note_template(g)))
+                .map(|g| node_group_from_sdk(g).map(|g| self.note_template(g)))
                 .transpose(),
             Err(CloudError::NotFound(_)) => Ok(None),
             Err(other) => Err(other),

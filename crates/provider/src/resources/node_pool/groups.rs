@@ -8,6 +8,7 @@ use gpu_core::cloud::NodeGroup;
 use gpu_core::model::{GroupSpec, NodeClass};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::CapacityType;
+use gpu_core::pool::layout::class_for_capacity;
 use tfplugin::Value;
 
 use super::inputs;
@@ -148,32 +149,11 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
                 labels: Default::default(),
                 taints: Vec::new(),
                 tags: Default::default(),
-                class: with_spot_eviction(
-                    with_image(&class, image),
-                    capacity == CapacityType::Spot,
-                    keeps_reclaimed,
-                ),
+                class: class_for_capacity(&with_image(&class, image), capacity, keeps_reclaimed),
                 capacity,
             })
         })
         .collect()
-}
-
-/// `class` as the layout sets it on a spot group (`spot`): an AKS spot pool's eviction
-/// policy from `reclaim` (`deallocate`), and no GKE reservation (it covers the floor).
-fn with_spot_eviction(mut class: NodeClass, spot: bool, deallocate: bool) -> NodeClass {
-    match &mut class {
-        NodeClass::Azure(a) => {
-            a.deallocate_evicted = spot && deallocate;
-            if spot {
-                a.capacity_reservation_group = None;
-            }
-        }
-        NodeClass::Gcp(g) if spot => g.reservation = None,
-        NodeClass::Aws(a) if spot => a.capacity_reservation = None,
-        _ => {}
-    }
-    class
 }
 
 /// `class` with its node image set to `image`.
