@@ -7,7 +7,8 @@
 //! - [`catalog`]: a set of offers with its origin; the embedded snapshot.
 //! - [`query`]: filter and rank offers by price per GPU-hour, and explain empty results.
 //! - [`commitment`]: sizing a commitment to the floor of demand.
-//! - [`reclaim`]: reclaim without loss: stop causes, the start schedule, watcher events.
+//! - [`instance`]: one GPU VM (`gpu_instance`): its checked spec and the cloud seam for VMs.
+//! - [`reclaim`]: reclaim without loss: stop causes, the start schedule, watcher events, one watcher pass.
 //! - [`retry`] and [`cancel`]: the one retry policy of cloud calls, and the stop signal.
 
 pub mod cancel;
@@ -17,6 +18,7 @@ pub mod commitment;
 pub mod cost;
 pub mod freshness;
 pub mod gpu;
+pub mod instance;
 pub mod model;
 pub mod offer;
 pub mod pool;
