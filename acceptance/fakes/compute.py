@@ -982,7 +982,9 @@ class Compute(FakeServer):
         if order in ("", "name"):
             items.sort(key=lambda i: i["name"])
         elif order == "creationTimestamp desc":
-            items.sort(key=lambda i: (i["creationTimestamp"], i["name"]), reverse=True)
+            # operations carry insertTime (their creationTimestamp is deprecated)
+            items.sort(key=lambda i: (i.get("creationTimestamp") or i.get("insertTime", ""),
+                                      i["name"]), reverse=True)
         else:
             raise _invalid("orderBy", order, "Only sorting by name or 'creationTimestamp desc' "
                                              "is supported.")
@@ -1133,7 +1135,7 @@ class Compute(FakeServer):
 
 # --- list filters -----------------------------------------------------------------------
 
-_TERM = re.compile(r"\s*(?P<field>[A-Za-z][\w.]*)\s*(?P<op>!=|=|:|\beq\b|\bne\b)\s*"
+_TERM = re.compile(r"\s*(?P<field>[A-Za-z][\w.-]*)\s*(?P<op>!=|=|:|\beq\b|\bne\b)\s*"
                    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s()]+)\s*")
 
 

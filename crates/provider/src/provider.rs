@@ -6,7 +6,7 @@
 use crate::config::{self, ProviderConfig};
 use crate::data_sources;
 use crate::live::Refreshed;
-use crate::resources::{commitment, node_pool};
+use crate::resources::{commitment, instance, node_pool};
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
 use gpu_core::cloud::aws::ConfigCache;
@@ -69,6 +69,14 @@ impl GpuProvider {
         }
     }
 
+    /// What instances need of the provider block.
+    pub fn instance_settings(&self) -> instance::Settings {
+        instance::Settings {
+            base: self.commitment_settings(),
+            max_price_age: self.configured().unwrap_or_default().max_price_age(),
+        }
+    }
+
     /// What node pools need of the provider block.
     pub fn pool_settings(&self) -> node_pool::Settings {
         let c = self.configured().unwrap_or_default();
@@ -99,6 +107,7 @@ pub fn new() -> Router<Arc<GpuProvider>> {
         .resource(commitment::resource::CommitmentResource::new(
             provider.clone(),
         ))
+        .resource(instance::resource::InstanceResource::new(provider.clone()))
         .data_source(data_sources::GpuModels)
         .data_source(
             data_sources::capacity_block_offers::CapacityBlockOffers::new(provider.clone()),
@@ -199,7 +208,7 @@ mod tests {
         let s = new().schemas();
         assert_eq!(
             s.resources.keys().collect::<Vec<_>>(),
-            ["gpu_commitment", "gpu_node_pool"]
+            ["gpu_commitment", "gpu_instance", "gpu_node_pool"]
         );
         assert_eq!(s.resources["gpu_node_pool"].version, 1);
         assert_eq!(

@@ -1,4 +1,5 @@
 //! Managed resources of the `gpu` provider, one module each.
 
 pub mod commitment;
+pub mod instance;
 pub mod node_pool;

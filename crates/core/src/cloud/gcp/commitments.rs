@@ -52,8 +52,8 @@ pub struct ComputeOptions {
 /// Compute Engine commitments of one project.
 #[derive(Debug, Clone)]
 pub struct ComputeCommitments {
-    rest: Rest,
-    project: String,
+    pub(super) rest: Rest,
+    pub(super) project: String,
     backoff: Backoff,
     operation_timeout: Duration,
     cancel: Cancel,
@@ -62,8 +62,8 @@ pub struct ComputeCommitments {
 /// A `compute#operation` (the fields used).
 #[derive(Debug, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Operation {
-    name: String,
+pub(super) struct Operation {
+    pub(super) name: String,
     #[serde(default)]
     status: String,
     #[serde(default)]
@@ -71,13 +71,13 @@ struct Operation {
 }
 
 #[derive(Debug, Deserialize, Default)]
-struct OperationErrors {
+pub(super) struct OperationErrors {
     #[serde(default)]
     errors: Vec<OperationError>,
 }
 
 #[derive(Debug, Deserialize, Default)]
-struct OperationError {
+pub(super) struct OperationError {
     #[serde(default)]
     code: String,
     #[serde(default)]
@@ -85,7 +85,7 @@ struct OperationError {
 }
 
 /// What a failed operation's first error means.
-fn operation_error(what: &str, e: &OperationError) -> CloudError {
+pub(super) fn operation_error(what: &str, e: &OperationError) -> CloudError {
     let text = format!("{what} failed: {}: {}", e.code, e.message);
     let lower = e.message.to_ascii_lowercase();
     if e.code.starts_with("ZONE_RESOURCE_POOL_EXHAUSTED")
@@ -201,7 +201,7 @@ struct AttachedReservation {
 }
 
 /// int64 fields travel as JSON strings (and are accepted as numbers).
-mod int64_string {
+pub(super) mod int64_string {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -223,7 +223,7 @@ mod int64_string {
 }
 
 /// A version-4 UUID from the process's random hasher seeds (a `requestId`).
-fn request_id() -> String {
+pub(super) fn request_id() -> String {
     let mut words = [0u64; 2];
     for (i, w) in words.iter_mut().enumerate() {
         let mut h = RandomState::new().build_hasher();
@@ -257,7 +257,7 @@ fn last_segment(url: &str) -> &str {
 }
 
 /// `name` when it is a legal Compute resource name (so it is safe in a URL path).
-fn checked(name: &str) -> Result<&str, CloudError> {
+pub(super) fn checked(name: &str) -> Result<&str, CloudError> {
     let ok = !name.is_empty()
         && name.len() <= 63
         && name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -313,7 +313,12 @@ impl ComputeCommitments {
     }
 
     /// Polls operation `op` under `scope` (`zones/z` or `regions/r`) until `DONE`.
-    async fn wait(&self, scope: &str, op: Operation, what: &str) -> Result<(), CloudError> {
+    pub(super) async fn wait(
+        &self,
+        scope: &str,
+        op: Operation,
+        what: &str,
+    ) -> Result<(), CloudError> {
         let path = format!(
             "projects/{}/{scope}/operations/{}",
             self.project,

@@ -14,6 +14,7 @@ pub mod auth;
 mod commitments;
 mod convert;
 mod errors;
+mod instances;
 mod operations;
 mod rest;
 
@@ -36,6 +37,7 @@ use operations::{Operation, Pending};
 use rest::Rest;
 
 pub use commitments::{ComputeCommitments, ComputeOptions};
+pub use instances::{ComputeInstances, DLVM_FAMILY, DLVM_PROJECT};
 pub use rest::{COMPUTE_ENDPOINT, DEFAULT_ENDPOINT};
 
 /// How to reach GKE; every field is optional.

@@ -1,0 +1,201 @@
+"""`gpu_instance` on Google Cloud under real Terraform, against the Google OAuth and
+Compute Engine fakes (acceptance/fakes/compute_instances.py), through Application Default
+Credentials: a Spot VM with termination action STOP is reclaimed (preempted), the plan stays
+empty, and the same VM with the same disk runs again once capacity returns.
+
+What exists is read from the fake's `/_fake/state`, not through the provider.
+"""
+
+from __future__ import annotations
+
+import json
+
+import urllib.request
+
+import pytest
+
+from cloud_fakes import PROJECT, _CLEARED
+from fakes.compute_instances import ComputeInstances
+from fakes.tokens import GoogleOAuth, TokenRegistry
+from watch_runner import run_watch
+
+REGION, ZONE = "us-central1", "us-central1-a"
+FAMILY = "common-cu129-ubuntu-2204-nvidia-580"
+IMAGES = [
+    {"name": "common-cu129-ubuntu-2204-nvidia-580-v20251001", "family": FAMILY,
+     "creationTimestamp": "2025-10-01T00:00:00.000-07:00"},
+    {"name": "common-cu129-ubuntu-2204-nvidia-580-v20251115", "family": FAMILY,
+     "creationTimestamp": "2025-11-15T00:00:00.000-08:00"},
+]
+NEWEST = f"projects/deeplearning-platform-release/global/images/{IMAGES[1]['name']}"
+
+
+@pytest.fixture(scope="module")
+def google(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("gcp")
+    tokens = TokenRegistry()
+    oauth = GoogleOAuth(tokens).start()
+    account = oauth.create_service_account(PROJECT)
+    key = oauth.write_key_file(account, directory / "key.json")
+    compute = ComputeInstances(tokens).start()
+    yield compute, key, account
+    compute.stop()
+    oauth.stop()
+
+
+@pytest.fixture
+def gce(google):
+    fake, _, _ = google
+    fake.reset()
+    fake.seed_project(PROJECT)
+    fake.seed_images("deeplearning-platform-release", IMAGES)
+    fake.configure({"polls": 0})
+    return fake
+
+
+@pytest.fixture
+def gcp_tf(terraform, google):
+    _, key, _ = google
+    env = {k: v for k, v in terraform.env.items() if k not in _CLEARED}
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = str(key)
+    terraform.env = env
+    terraform.gce_url = google[0].url
+    return terraform
+
+
+def flat(res) -> str:
+    return " ".join(res.output.split())
+
+
+def config(gce, extra: str = "", labels: str = '{ team = "ml" }') -> str:
+    return f'''
+provider "gpu" {{
+  gcp {{
+    endpoint = "{gce.url}"
+    project  = "{PROJECT}"
+  }}
+}}
+
+resource "gpu_instance" "train" {{
+  cloud  = "gcp"
+  region = "{REGION}"
+  zone   = "{ZONE}"
+  name   = "train"
+  gpu    = "A100-40GB"
+  spot   = true
+  labels = {labels}
+{extra}
+}}
+'''
+
+
+def vms(gce) -> list[dict]:
+    return list(gce.state()["instances"])
+
+
+def watch(gcp_tf):
+    events, summary, _ = run_watch(gcp_tf.env, [f"gcp:{PROJECT}"],
+                                   "--gcp-endpoint", gcp_tf.gce_url)
+    return events, summary
+
+
+def person_stops(google, name: str) -> None:
+    """`gcloud compute instances stop`: instances.stop with the person's own token."""
+    gce, _, account = google
+    req = urllib.request.Request(
+        f"{gce.url}/compute/v1/projects/{PROJECT}/zones/{ZONE}/instances/{name}/stop",
+        data=b"", method="POST",
+        headers={"Authorization": "Bearer " + account.self_signed_jwt()})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 200
+
+
+def test_a_reclaimed_spot_vm_stays_with_its_disk_and_runs_again_as_the_same_vm(gcp_tf, gce):
+    wd = gcp_tf.workdir(files={"main.tf": config(gce)})
+    res = wd.run("plan", "-out=tfplan")
+    out = flat(res)
+    assert "Cost of gpu_instance" in out and "a2-highgpu-1g" in out
+    planned = wd.show_json("tfplan")["planned_values"]["root_module"]["resources"][0]["values"]
+    assert planned["image"] == NEWEST, "the newest image of the Deep Learning VM family"
+    assert planned["reclaim"] == "stop" and planned["instance_type"] == "a2-highgpu-1g"
+    assert planned["hourly_usd"] > 0
+    wd.run("apply", "tfplan")
+    (vm,) = vms(gce)
+    assert vm["scheduling"]["provisioningModel"] == "SPOT"
+    assert vm["scheduling"]["instanceTerminationAction"] == "STOP"
+    assert vm["labels"]["gpu-tf-instance"] == "train" and vm["labels"]["team"] == "ml"
+    s = wd.resource("gpu_instance.train")
+    assert s["status"] == "running" and s["instance_id"] == vm["id"]
+    (disk,) = s["disk_ids"]
+    assert disk == f"projects/{PROJECT}/zones/{ZONE}/disks/train"
+    wd.assert_plan_empty()
+
+    # The cloud takes the capacity back: stopped, not deleted; not drift.
+    gce.reclaim(PROJECT, ZONE, "train")
+    gce.short_capacity(ZONE, "a2-highgpu-1g", 2)
+    wd.assert_plan_empty()
+    wd.run("apply", "-refresh-only")
+    s = wd.resource("gpu_instance.train")
+    assert s["status"] == "stopped_by_reclaim" and s["reclaims"] == 1
+    assert s["last_reclaimed_at"]
+    wd.assert_plan_empty()
+    (vm_stopped,) = vms(gce)
+    assert vm_stopped["status"] == "TERMINATED" and vm_stopped["id"] == vm["id"]
+
+    # The watcher brings it back: two refused starts, then the same VM and disk run.
+    events, summary = watch(gcp_tf)
+    print("\n".join(json.dumps(e) for e in events), summary, sep="\n")
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "reclaimed" and kinds[-1] == "started", kinds
+    assert kinds.count("start_attempt") == 3
+    (back,) = vms(gce)
+    assert back["status"] == "RUNNING" and back["id"] == vm["id"]
+    assert [d["source"] for d in back["disks"]] == [d["source"] for d in vm["disks"]]
+    wd.run("apply", "-refresh-only")
+    s = wd.resource("gpu_instance.train")
+    assert s["status"] == "running" and s["reclaims"] == 1 and s["disk_ids"] == [disk]
+    wd.assert_plan_empty()
+    wd.run("destroy")
+    assert vms(gce) == [] and gce.state()["disks"] == []
+
+
+def test_labels_change_in_place_and_a_new_gpu_rolls_the_vm_new_first(gcp_tf, gce):
+    wd = gcp_tf.workdir(files={"main.tf": config(gce)})
+    wd.run("apply")
+    (vm,) = vms(gce)
+    (wd.path / "main.tf").write_text(config(gce, labels='{ team = "research" }'))
+    wd.run("apply")
+    (same,) = vms(gce)
+    assert same["id"] == vm["id"] and same["labels"]["team"] == "research"
+    wd.assert_plan_empty()
+    # A re-spelling is not a change.
+    (wd.path / "main.tf").write_text(config(gce, labels='{ team = "research" }').replace(
+        'cloud  = "gcp"', 'cloud  = "GCP"').replace('"A100-40GB"', '"a100 40gb"'))
+    wd.assert_plan_empty()
+    # Another machine: a new VM, running before the old one is deleted.
+    (wd.path / "main.tf").write_text(config(gce, labels='{ team = "research" }').replace(
+        'gpu    = "A100-40GB"', 'instance_type = "g2-standard-8"'))
+    res = wd.run("apply")
+    assert "rolls VM train" in flat(res) and "`instance_type` changes" in flat(res)
+    (new,) = vms(gce)
+    assert new["name"].startswith("train-") and new["machineType"].endswith("g2-standard-8")
+    log = [(r["method"], r["path"]) for r in gce.state()["requests"]]
+    insert = max(i for i, (m, p) in enumerate(log) if m == "POST" and p.endswith("/instances"))
+    delete = max(i for i, (m, p) in enumerate(log) if m == "DELETE")
+    assert insert < delete, "the new VM is created before the old one is deleted"
+    wd.assert_plan_empty()
+
+
+def test_a_vm_a_person_stopped_reads_stopped_and_is_left_alone(gcp_tf, gce, google):
+    wd = gcp_tf.workdir(files={"main.tf": config(gce)})
+    wd.run("apply")
+    person_stops(google, "train")
+    gce.complete()  # the stop's operation ends: TERMINATED
+    wd.run("apply", "-refresh-only")
+    assert wd.resource("gpu_instance.train")["status"] == "stopped"
+    wd.assert_plan_empty()
+    events, _ = watch(gcp_tf)
+    assert [e["event"] for e in events] == ["left_stopped"]
+    assert "person" in events[0]["detail"]
+    (vm,) = vms(gce)
+    assert vm["status"] == "TERMINATED"

@@ -1,0 +1,51 @@
+//! The VM adapter of an instance's cloud, with that cloud's usual credentials.
+
+use gpu_core::cloud::CloudError;
+use gpu_core::instance::Instances;
+use gpu_core::offer::Cloud;
+
+use super::Settings;
+
+/// Where an instance lives, as much as the adapter needs to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// Cloud.
+    pub cloud: Cloud,
+    /// Region.
+    pub region: String,
+    /// Google Cloud project.
+    pub project: Option<String>,
+}
+
+/// Gives the VM adapter for a place (the cloud in the provider, a fake in tests).
+#[async_trait::async_trait]
+pub trait Connector: Sync {
+    /// The adapter of `place`; an error when it cannot be set up.
+    async fn instances(&self, place: &Place) -> Result<Box<dyn Instances>, CloudError>;
+}
+
+#[async_trait::async_trait]
+impl Connector for Settings {
+    async fn instances(&self, place: &Place) -> Result<Box<dyn Instances>, CloudError> {
+        match place.cloud {
+            Cloud::Gcp => {
+                let project = place.project.clone().ok_or_else(|| {
+                    CloudError::Invalid("no Google Cloud project: set `gcp.project`".into())
+                })?;
+                gpu_core::cloud::gcp::ComputeInstances::connect(
+                    &gpu_core::cloud::gcp::ComputeOptions {
+                        project,
+                        endpoint: self.base.gcp.endpoint.clone(),
+                        access_token: self.base.gcp.access_token.clone(),
+                        cancel: self.base.cancel.clone(),
+                        ..Default::default()
+                    },
+                )
+                .map(|c| Box::new(c) as Box<dyn Instances>)
+            }
+            other => Err(CloudError::Invalid(format!(
+                "gpu_instance on {other} is not built yet: Google Cloud is (AWS and Azure come next)"
+            ))),
+        }
+    }
+}

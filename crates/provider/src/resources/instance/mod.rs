@@ -1,0 +1,194 @@
+//! `gpu_instance`: one GPU VM kept stopped (not deleted) by a reclaim. The schema and the
+//! raw inputs here; `plan`, `apply` (apply and read), `connect` and `resource` beside.
+
+pub mod apply;
+pub mod connect;
+pub mod plan;
+pub mod resource;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use gpu_core::freshness::MaxPriceAge;
+use gpu_core::instance::InstanceConfig;
+use gpu_core::instance::config::{AwsInstanceConfig, AzureInstanceConfig, GcpInstanceConfig};
+use tfplugin::schema::{Attribute, Block, NestedBlock};
+use tfplugin::{Schema, Type, Value};
+
+/// The resource's type name.
+pub const TYPE_NAME: &str = "gpu_instance";
+
+/// What instances need of the provider block: the commitments' settings (credentials,
+/// endpoints, default labels, the stop signal) and which prices count.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Credentials, endpoints, `default_labels`, the stop signal.
+    pub base: super::commitment::Settings,
+    /// `max_price_age`.
+    pub max_price_age: Option<MaxPriceAge>,
+}
+
+/// Inputs whose change rolls the VM (compared by meaning).
+pub const FIXED: &[&str] = &[
+    "cloud",
+    "region",
+    "zone",
+    "gpu",
+    "gpu_count",
+    "instance_type",
+    "spot",
+    "reclaim",
+    "image",
+    "disk_size_gb",
+    "user_data",
+    "aws",
+    "azure",
+    "gcp",
+];
+
+/// The schema of `gpu_instance`.
+pub fn schema() -> Schema {
+    let money = |n: &str, d: &str| Attribute::computed(n, Type::Number).describe(d);
+    Schema::new(
+        Block::new(include_str!("description.md"))
+            .attribute(Attribute::computed("id", Type::String).describe("How the provider addresses the VM: EC2 `i-…`, Compute Engine `projects/<p>/zones/<z>/instances/<name>`, Azure the VM's ARM id."))
+            .attribute(Attribute::required("cloud", Type::String).describe("`aws`, `azure` or `gcp` (any letter case)."))
+            .attribute(Attribute::required("region", Type::String).describe("Region, e.g. `us-east-1`, `eastus`, `us-central1`."))
+            .attribute(Attribute::optional_computed("zone", Type::String).describe("Zone: required on Google Cloud (`us-central1-a`); on AWS (`us-east-1a`) the subnet's zone when unset; on Azure an availability zone `1`, `2` or `3`, or none."))
+            .attribute(Attribute::optional_computed("name", Type::String).describe("The VM's name (1 to 57 of lower-case letters, digits, `-`); generated (`gpu-` and 8 hex digits) when unset. A roll names the new VM `<name>-<4 hex>`."))
+            .attribute(Attribute::optional("gpu", Type::String).describe("GPU model (any alias: `h100`, `NVIDIA L4`); the cheapest instance type with `gpu_count` of them is chosen from the catalog (by spot price with `spot`). Set this or `instance_type`."))
+            .attribute(Attribute::optional("gpu_count", Type::Number).describe("GPUs on the VM with `gpu`, 1 to 16 (default 1)."))
+            .attribute(Attribute::optional_computed("instance_type", Type::String).describe("Instance type / machine type / VM size; with `gpu`, the one chosen at create (kept afterwards)."))
+            .attribute(Attribute::optional("spot", Type::Bool).describe("Spot (Azure Spot, Compute Engine Spot) instead of on-demand. Default false."))
+            .attribute(Attribute::optional_computed("reclaim", Type::String).describe("What a reclaim does to a spot VM: `stop` (default: stopped with its disks, started again) or `delete`. Only with `spot = true`."))
+            .attribute(Attribute::optional_computed("image", Type::String).describe("Boot image: an AMI id (`ami-…`), a Compute Engine image path (`projects/<p>/global/images/<image>` or `…/images/family/<family>`), or an Azure `publisher:offer:sku:version` or image ARM id. Default: the cloud's NVIDIA driver + CUDA image, looked up at create (AWS: the newest Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04); Google Cloud: the Deep Learning VM family `common-cu129-ubuntu-2204-nvidia-580`; Azure: `microsoft-dsvm:ubuntu-hpc:2204`, newest version)."))
+            .attribute(Attribute::computed("image_description", Type::String).describe("What the image is (the AMI's name, the image family, the marketplace offer), when the provider chose it."))
+            .attribute(Attribute::optional_computed("disk_size_gb", Type::Number).describe("Boot disk size in GB, 50 up to the cloud's limit (Azure 4095). Default 200."))
+            .attribute(Attribute::optional("labels", Type::map(Type::String)).describe("Cloud tags (AWS, Azure) or labels (Google Cloud), over the provider's `default_labels`. The provider adds its ownership marker (`gpu.tf/instance` on AWS, `gpu-tf-instance` elsewhere). Changed in place."))
+            .attribute(Attribute::optional("user_data", Type::String).sensitive().describe("User data / cloud-init, as text (the provider encodes it as each cloud wants). Stored in state like every input and readable by anyone who can read the VM's metadata in the cloud: keep secrets out of it."))
+            .attribute(Attribute::computed("vm_name", Type::String).describe("The VM's name in its cloud: `name`, or `<name>-<4 hex>` after a roll."))
+            .attribute(Attribute::computed("instance_id", Type::String).describe("The cloud's own unique id of the VM, which only a new VM changes: EC2 `i-…`, Compute Engine's numeric `id`, Azure's `vmId`."))
+            .attribute(Attribute::computed("disk_ids", Type::list(Type::String)).describe("The VM's disks, boot disk first (EC2 `vol-…`, Compute Engine `projects/<p>/zones/<z>/disks/<d>`, Azure ARM ids); the same after a reclaim and restart."))
+            .attribute(Attribute::computed("status", Type::String).describe("Read live: `running`, `starting`, `stopping`, `stopped_by_reclaim` (a reclaim stopped it: not drift, it is started again), `stopped` (a person or something else stopped it: left alone), `terminated`."))
+            .attribute(Attribute::computed("last_reclaimed_at", Type::String).describe("When the latest reclaim the provider has seen stopped the VM (RFC 3339), or null."))
+            .attribute(Attribute::computed("reclaims", Type::Number).describe("Reclaims the provider has seen on refresh (each reclaim counted once)."))
+            .attribute(money("hourly_usd", "USD per hour: the catalog's spot price of the instance type with `spot`, else on-demand."))
+            .attribute(money("monthly_usd", "`hourly_usd` × 730 hours."))
+            .attribute(money("monthly_delta_usd", "Change of `monthly_usd` made by the planned change: against the prior state for an update, all of it for a create."))
+            .attribute(Attribute::computed("spot_priced_at_on_demand", Type::Bool).describe("True when the catalog has no spot price for the type, so a spot VM is priced at on-demand: an upper bound."))
+            .attribute(Attribute::computed("price_source", Type::String).describe("Where the price used came from."))
+            .attribute(Attribute::computed("price_as_of", Type::String).describe("Date of the price used; null when undated."))
+            .attribute(Attribute::computed("cost_summary", Type::String).describe("The one-line cost preview shown as a plan warning."))
+            .block(NestedBlock::single(
+                "aws",
+                Block::new("EC2 settings (only with `cloud = \"aws\"`).")
+                    .attribute(Attribute::optional("subnet_id", Type::String).describe("Subnet to launch in (its zone wins); default: the default VPC's subnet in `zone`."))
+                    .attribute(Attribute::optional("security_group_ids", Type::list(Type::String)).describe("Security groups (`sg-…`); default: the VPC's default group."))
+                    .attribute(Attribute::optional("key_name", Type::String).describe("EC2 key pair for SSH.")),
+            ))
+            .block(NestedBlock::single(
+                "azure",
+                Block::new("Azure settings (only with `cloud = \"azure\"`); the VM is created in the provider's `azure.subscription_id`.")
+                    .attribute(Attribute::optional("resource_group", Type::String).describe("Resource group of the VM, its OS disk and its NIC. Required."))
+                    .attribute(Attribute::optional("subnet_id", Type::String).describe("ARM id of the subnet the VM's NIC joins. Required."))
+                    .attribute(Attribute::optional("admin_username", Type::String).describe("Linux admin user (default `azureuser`)."))
+                    .attribute(Attribute::optional("ssh_public_key", Type::String).describe("OpenSSH public key of the admin user. Required: VMs are created without passwords.")),
+            ))
+            .block(NestedBlock::single(
+                "gcp",
+                Block::new("Compute Engine settings (only with `cloud = \"gcp\"`).")
+                    .attribute(Attribute::optional("project", Type::String).describe("Project; default the provider's `gcp.project`."))
+                    .attribute(Attribute::optional("network", Type::String).describe("Network (default `default`)."))
+                    .attribute(Attribute::optional("subnetwork", Type::String).describe("Subnetwork."))
+                    .attribute(Attribute::optional("service_account", Type::String).describe("Service account e-mail the VM runs as (cloud-platform scope); none when unset.")),
+            )),
+    )
+}
+
+pub(crate) fn text(v: &Value, name: &str) -> Option<String> {
+    v.get_attr(name).and_then(Value::as_str).map(str::to_string)
+}
+
+fn block_text(v: &Value, block: &str, name: &str) -> Option<String> {
+    v.get_attr(block)
+        .filter(|b| !b.is_null())
+        .and_then(|b| text(b, name))
+}
+
+/// Whole numbers as written; a fraction becomes the core's "not a whole number".
+fn int(v: &Value, name: &str) -> Option<i64> {
+    let n = v.get_attr(name).and_then(Value::as_number)?;
+    let f = n.as_f64();
+    Some(if f.fract() == 0.0 {
+        f as i64
+    } else {
+        gpu_core::pool::validate::NOT_A_WHOLE_NUMBER
+    })
+}
+
+/// `labels` over `default_labels`.
+pub fn labels(v: &Value, default_labels: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut all = default_labels.clone();
+    all.extend(own_labels(v));
+    all
+}
+
+/// `labels` as written.
+pub fn own_labels(v: &Value) -> BTreeMap<String, String> {
+    v.get_attr("labels")
+        .and_then(Value::as_entries)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, val)| val.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The core's raw config from a resource value (config, plan or state).
+pub fn core_config(v: &Value, settings: &Settings) -> InstanceConfig {
+    let written = |b: &str| v.get_attr(b).is_some_and(|x| !x.is_null());
+    InstanceConfig {
+        cloud: text(v, "cloud").unwrap_or_default(),
+        region: text(v, "region").unwrap_or_default(),
+        zone: text(v, "zone"),
+        name: text(v, "name"),
+        gpu: text(v, "gpu"),
+        gpu_count: int(v, "gpu_count"),
+        instance_type: text(v, "instance_type").filter(|_| text(v, "gpu").is_none()),
+        spot: v.get_attr("spot").and_then(Value::as_bool).unwrap_or(false),
+        reclaim: text(v, "reclaim"),
+        image: text(v, "image"),
+        disk_size_gb: int(v, "disk_size_gb"),
+        labels: labels(v, &settings.base.default_labels),
+        user_data: text(v, "user_data"),
+        aws: written("aws").then(|| AwsInstanceConfig {
+            subnet_id: block_text(v, "aws", "subnet_id"),
+            security_group_ids: v
+                .get_attr("aws")
+                .and_then(|b| b.get_attr("security_group_ids"))
+                .and_then(Value::as_elements)
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            key_name: block_text(v, "aws", "key_name"),
+        }),
+        azure: written("azure").then(|| AzureInstanceConfig {
+            resource_group: block_text(v, "azure", "resource_group"),
+            subnet_id: block_text(v, "azure", "subnet_id"),
+            admin_username: block_text(v, "azure", "admin_username"),
+            ssh_public_key: block_text(v, "azure", "ssh_public_key"),
+        }),
+        gcp: written("gcp").then(|| GcpInstanceConfig {
+            project: block_text(v, "gcp", "project"),
+            network: block_text(v, "gcp", "network"),
+            subnetwork: block_text(v, "gcp", "subnetwork"),
+            service_account: block_text(v, "gcp", "service_account"),
+        }),
+        default_gcp_project: settings.base.gcp.project.clone(),
+    }
+}

@@ -1,0 +1,523 @@
+//! Planning an instance: validation (no cloud call), the instance type from the catalog,
+//! the default image looked up (create only), the price by the node pool's function, and
+//! the one decision of an update: labels change in place, anything else rolls the VM
+//! (new one running first). A re-spelling keeps the prior value: never a change.
+
+use gpu_core::catalog::Catalog;
+use gpu_core::cost::{self, PriorCost};
+use gpu_core::freshness::Freshness;
+use gpu_core::instance::InstanceSpec;
+use gpu_core::offer::Cloud;
+use gpu_core::pool::spelling;
+use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
+
+use super::connect::{Connector, Place};
+use super::{FIXED, Settings, core_config, text};
+use crate::resources::commitment::plan::field_diagnostics;
+
+/// Computed attributes that describe one VM: unknown until it exists.
+pub const PER_VM: &[&str] = &["id", "vm_name", "instance_id", "disk_ids", "status"];
+
+/// Optional inputs the provider fills when the configuration leaves them out.
+pub const FILLED: &[&str] = &[
+    "zone",
+    "name",
+    "instance_type",
+    "reclaim",
+    "image",
+    "disk_size_gb",
+];
+
+/// The cost attributes, a subset of the node pool's.
+pub const COST: &[&str] = &[
+    "hourly_usd",
+    "monthly_usd",
+    "monthly_delta_usd",
+    "spot_priced_at_on_demand",
+    "price_source",
+    "price_as_of",
+    "cost_summary",
+];
+
+/// Plans a create, an update (labels in place, or a roll) or a destroy.
+pub async fn plan(
+    req: &PlanResourceChangeRequest,
+    settings: &Settings,
+    catalog: &Catalog,
+    connector: &dyn Connector,
+) -> PlanResourceChangeResponse {
+    let (prior, proposed, config) = (&req.prior_state, &req.proposed_new_state, &req.config);
+    if proposed.is_null() {
+        return respond(Value::Null, destroy_preview(prior));
+    }
+    let unknown_input = [
+        "cloud",
+        "region",
+        "zone",
+        "gpu",
+        "gpu_count",
+        "instance_type",
+        "spot",
+        "reclaim",
+        "image",
+        "disk_size_gb",
+        "labels",
+        "name",
+        "aws",
+        "azure",
+        "gcp",
+    ]
+    .iter()
+    .any(|n| config.get_attr(n).is_some_and(|v| !v.is_wholly_known()));
+    if prior.is_null() {
+        plan_create(
+            proposed,
+            config,
+            settings,
+            catalog,
+            connector,
+            unknown_input,
+        )
+        .await
+    } else {
+        plan_update(
+            prior,
+            proposed,
+            config,
+            settings,
+            catalog,
+            connector,
+            unknown_input,
+        )
+        .await
+    }
+}
+
+fn respond(planned: Value, diagnostics: Diagnostics) -> PlanResourceChangeResponse {
+    PlanResourceChangeResponse {
+        planned_state: planned,
+        requires_replace: Vec::new(),
+        planned_private: Vec::new(),
+        diagnostics,
+    }
+}
+
+pub(super) fn set(v: &mut Value, name: &str, value: Value) {
+    if let Value::Object(m) = v {
+        m.insert(name.to_string(), value);
+    }
+}
+
+/// The configuration's problems; unknown inputs wait for the plan.
+pub fn validate_config(config: &Value, settings: &Settings, catalog: &Catalog) -> Diagnostics {
+    if !config.is_wholly_known() {
+        return Diagnostics::new();
+    }
+    let mut c = core_config(config, settings);
+    // Terraform validates before it configures the provider: the provider's project is
+    // checked at plan.
+    c.default_gcp_project
+        .get_or_insert_with(|| "provider-project".into());
+    match c.validate(catalog) {
+        Ok(_) => Diagnostics::new(),
+        Err(errors) => field_diagnostics(&errors),
+    }
+}
+
+/// Where `v` lives, for the connector.
+pub fn place_of(v: &Value, spec: Option<&InstanceSpec>, settings: &Settings) -> Option<Place> {
+    let cloud = spelling::cloud(&text(v, "cloud")?)?;
+    let project = match spec.map(|s| &s.class) {
+        Some(gpu_core::instance::InstanceClass::Gcp { project, .. }) => Some(project.clone()),
+        _ => v
+            .get_attr("gcp")
+            .filter(|b| !b.is_null())
+            .and_then(|b| text(b, "project"))
+            .or_else(|| settings.base.gcp.project.clone()),
+    };
+    Some(Place {
+        cloud,
+        region: spelling::region(Some(cloud), &text(v, "region")?),
+        project,
+    })
+}
+
+async fn plan_create(
+    proposed: &Value,
+    config: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+    connector: &dyn Connector,
+    unknown_input: bool,
+) -> PlanResourceChangeResponse {
+    let mut planned = proposed.clone();
+    for n in PER_VM
+        .iter()
+        .chain(["last_reclaimed_at", "image_description"].iter())
+    {
+        set(&mut planned, n, Value::unknown());
+    }
+    for n in FILLED {
+        if config.get_attr(n).is_none_or(Value::is_null) {
+            set(&mut planned, n, Value::unknown());
+        }
+    }
+    set(&mut planned, "reclaims", Value::number(0));
+    if unknown_input {
+        for n in COST {
+            set(&mut planned, n, Value::unknown());
+        }
+        return respond(planned, Diagnostics::new());
+    }
+    let spec = match core_config(config, settings).validate(catalog) {
+        Ok(s) => s,
+        Err(e) => return respond(planned, field_diagnostics(&e)),
+    };
+    let mut d = Diagnostics::new();
+    let Some(chosen) = spec.chosen_type(catalog, &Freshness::at_most(settings.max_price_age))
+    else {
+        d.push(
+            Diagnostic::error(
+                "No instance type",
+                format!(
+                    "the catalog has no priced {} instance type with {} × {} in {} (within `max_price_age`)",
+                    spec.cloud, spec.gpu_count, spec.gpu.name, spec.region
+                ),
+            )
+            .at(AttributePath::attr("gpu")),
+        );
+        return respond(planned, d);
+    };
+    set(
+        &mut planned,
+        "instance_type",
+        Value::string(chosen.instance_type.clone()),
+    );
+    set(
+        &mut planned,
+        "disk_size_gb",
+        Value::number(spec.disk_size_gb),
+    );
+    set(
+        &mut planned,
+        "reclaim",
+        if spec.spot {
+            Value::string(spec.reclaim.as_str())
+        } else {
+            Value::Null
+        },
+    );
+    match (&spec.zone, spec.cloud) {
+        (Some(z), _) => set(&mut planned, "zone", Value::string(z.clone())),
+        (None, Cloud::Azure) => set(&mut planned, "zone", Value::Null),
+        _ => {}
+    }
+    if let Some(n) = &spec.name {
+        set(&mut planned, "name", Value::string(n.clone()));
+    }
+    match &spec.image {
+        Some(i) => {
+            set(&mut planned, "image", Value::string(i.clone()));
+            set(&mut planned, "image_description", Value::Null);
+        }
+        None => match default_image(&spec, connector).await {
+            Ok(img) => {
+                set(&mut planned, "image", Value::string(img.id));
+                set(
+                    &mut planned,
+                    "image_description",
+                    Value::string(img.description),
+                );
+            }
+            Err(diag) => {
+                d.push(diag);
+                return respond(planned, d);
+            }
+        },
+    }
+    price_into(&mut planned, &spec, chosen, None, "creates", &mut d);
+    respond(planned, d)
+}
+
+/// The cloud's default GPU image for `spec`, or why it could not be looked up.
+async fn default_image(
+    spec: &InstanceSpec,
+    connector: &dyn Connector,
+) -> Result<gpu_core::instance::ImageRef, Diagnostic> {
+    let place = Place {
+        cloud: spec.cloud,
+        region: spec.region.clone(),
+        project: match &spec.class {
+            gpu_core::instance::InstanceClass::Gcp { project, .. } => Some(project.clone()),
+            _ => None,
+        },
+    };
+    let fail = |e: String| {
+        Diagnostic::error(
+            "Cannot look up the default GPU image",
+            format!(
+                "{e}. Set `image` to choose one yourself, or give the provider credentials for {}.",
+                spec.cloud
+            ),
+        )
+        .at(AttributePath::attr("image"))
+    };
+    let cloud = connector
+        .instances(&place)
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    cloud
+        .default_image(&spec.region)
+        .await
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// Prices `spec` on `chosen` into the cost attributes, with the warning an approver reads.
+fn price_into(
+    planned: &mut Value,
+    spec: &InstanceSpec,
+    chosen: gpu_core::pool::ChosenType,
+    prior: Option<PriorCost>,
+    verb: &str,
+    d: &mut Diagnostics,
+) {
+    match cost::preview(&spec.as_pool(), &[chosen], prior) {
+        Ok(p) => {
+            for (n, v) in crate::resources::node_pool::desired::cost_values(&p) {
+                if COST.contains(&n) {
+                    set(planned, n, v);
+                }
+            }
+            let mut detail = format!("{verb}: {}", p.summary());
+            for n in &p.notes {
+                detail.push_str(&format!("\nNote: {n}."));
+            }
+            for n in p.price_notes(gpu_core::time::today_days()) {
+                detail.push_str(&format!("\nPrice: {n}."));
+            }
+            d.push(Diagnostic::warning("Cost of gpu_instance", detail));
+        }
+        Err(e) => d.push(
+            Diagnostic::error("Cannot price the instance", e.to_string())
+                .at(AttributePath::attr("instance_type")),
+        ),
+    }
+}
+
+/// Whether two spellings of input `name` mean the same VM.
+pub fn same_meaning(name: &str, prior: Option<&Value>, new: Option<&Value>) -> bool {
+    let p = prior.cloned().unwrap_or(Value::Null);
+    let n = new.cloned().unwrap_or(Value::Null);
+    if p == n {
+        return true;
+    }
+    let (ps, ns) = (p.as_str().map(str::trim), n.as_str().map(str::trim));
+    match name {
+        "cloud" => {
+            ps.and_then(spelling::cloud).is_some()
+                && ps.and_then(spelling::cloud) == ns.and_then(spelling::cloud)
+        }
+        "gpu" => {
+            ps.and_then(spelling::gpu).is_some()
+                && ps.and_then(spelling::gpu) == ns.and_then(spelling::gpu)
+        }
+        "region" => match (ps, ns) {
+            (Some(a), Some(b)) => {
+                spelling::region(Some(Cloud::Azure), a) == spelling::region(Some(Cloud::Azure), b)
+            }
+            _ => false,
+        },
+        "zone" | "instance_type" | "reclaim" => match (ps, ns) {
+            (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+            _ => false,
+        },
+        "spot" => p.as_bool().unwrap_or(false) == n.as_bool().unwrap_or(false),
+        "gpu_count" => {
+            let c = |v: &Value| v.as_number().map_or(1.0, |x| x.as_f64());
+            c(&p) == c(&n)
+        }
+        "disk_size_gb" => p.as_number().map(|x| x.as_f64()) == n.as_number().map(|x| x.as_f64()),
+        "image" | "user_data" => ps == ns,
+        _ => false,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn plan_update(
+    prior: &Value,
+    proposed: &Value,
+    config: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+    connector: &dyn Connector,
+    unknown_input: bool,
+) -> PlanResourceChangeResponse {
+    let mut planned = proposed.clone();
+    // Left out of the configuration, a filled input keeps its value.
+    for n in FILLED {
+        if config.get_attr(n).is_none_or(Value::is_null) {
+            set(
+                &mut planned,
+                n,
+                prior.get_attr(n).cloned().unwrap_or(Value::Null),
+            );
+        }
+    }
+    // A gpu written instead of an instance type: the type chosen at create stands.
+    if config.get_attr("gpu").is_some_and(|g| !g.is_null())
+        && same_meaning("gpu", prior.get_attr("gpu"), config.get_attr("gpu"))
+        && same_meaning(
+            "gpu_count",
+            prior.get_attr("gpu_count"),
+            config.get_attr("gpu_count"),
+        )
+    {
+        set(
+            &mut planned,
+            "instance_type",
+            prior
+                .get_attr("instance_type")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    }
+    let mut reasons = Vec::new();
+    for n in FIXED.iter().chain(["name"].iter()) {
+        let (p, new) = (prior.get_attr(n), planned.get_attr(n));
+        if new.is_some_and(|v| !v.is_wholly_known()) {
+            reasons.push(format!("`{n}` is not known yet"));
+            continue;
+        }
+        if same_meaning(n, p, new) {
+            set(&mut planned, n, p.cloned().unwrap_or(Value::Null));
+        } else {
+            reasons.push(format!("`{n}` changes"));
+        }
+    }
+    let mut d = Diagnostics::new();
+    if reasons.is_empty() {
+        // Labels change in place; every computed fact of the VM stands.
+        for n in PER_VM
+            .iter()
+            .chain(COST)
+            .chain(["last_reclaimed_at", "reclaims", "image_description"].iter())
+        {
+            set(
+                &mut planned,
+                n,
+                prior.get_attr(n).cloned().unwrap_or(Value::Null),
+            );
+        }
+        return respond(planned, d);
+    }
+    // A roll: a new VM, running before the old one and its disks are deleted.
+    for n in PER_VM.iter().chain(["last_reclaimed_at"].iter()) {
+        set(&mut planned, n, Value::unknown());
+    }
+    set(&mut planned, "reclaims", Value::number(0));
+    if unknown_input {
+        for n in COST {
+            set(&mut planned, n, Value::unknown());
+        }
+        return respond(planned, d);
+    }
+    let mut want = planned.clone();
+    if config.get_attr("gpu").is_some_and(|g| !g.is_null()) {
+        set(&mut want, "instance_type", Value::Null);
+    }
+    let spec = match core_config(&want, settings).validate(catalog) {
+        Ok(s) => s,
+        Err(e) => return respond(planned, field_diagnostics(&e)),
+    };
+    let gpus_changed = !same_meaning("gpu", prior.get_attr("gpu"), planned.get_attr("gpu"))
+        || !same_meaning(
+            "gpu_count",
+            prior.get_attr("gpu_count"),
+            planned.get_attr("gpu_count"),
+        )
+        || !same_meaning("spot", prior.get_attr("spot"), planned.get_attr("spot"));
+    let chosen = if config.get_attr("instance_type").is_none_or(Value::is_null) && gpus_changed {
+        spec.chosen_type(catalog, &Freshness::at_most(settings.max_price_age))
+    } else {
+        let t = text(&planned, "instance_type").unwrap_or_default();
+        gpu_core::pool::choose::price_types(
+            catalog,
+            spec.cloud,
+            &spec.region,
+            &[t],
+            &Freshness::at_most(settings.max_price_age),
+        )
+        .into_iter()
+        .next()
+    };
+    let Some(chosen) = chosen else {
+        d.push(
+            Diagnostic::error(
+                "No instance type",
+                format!(
+                    "the catalog has no priced {} instance type with {} × {} in {}",
+                    spec.cloud, spec.gpu_count, spec.gpu.name, spec.region
+                ),
+            )
+            .at(AttributePath::attr("gpu")),
+        );
+        return respond(planned, d);
+    };
+    set(
+        &mut planned,
+        "instance_type",
+        Value::string(chosen.instance_type.clone()),
+    );
+    let moved = !same_meaning("cloud", prior.get_attr("cloud"), planned.get_attr("cloud"))
+        || !same_meaning(
+            "region",
+            prior.get_attr("region"),
+            planned.get_attr("region"),
+        );
+    if config.get_attr("image").is_none_or(Value::is_null) && moved {
+        match default_image(&spec, connector).await {
+            Ok(img) => {
+                set(&mut planned, "image", Value::string(img.id));
+                set(
+                    &mut planned,
+                    "image_description",
+                    Value::string(img.description),
+                );
+            }
+            Err(diag) => {
+                d.push(diag);
+                return respond(planned, d);
+            }
+        }
+    }
+    let prior_cost = prior
+        .get_attr("monthly_usd")
+        .and_then(Value::as_number)
+        .map(|m| PriorCost {
+            monthly_usd: m.as_f64(),
+            monthly_usd_max: m.as_f64(),
+        });
+    let verb = format!(
+        "rolls VM {} ({}): a new VM is created and running before the old one and its disks are deleted (the new VM starts from a fresh boot disk)",
+        text(prior, "vm_name").unwrap_or_default(),
+        reasons.join("; ")
+    );
+    price_into(&mut planned, &spec, chosen, prior_cost, &verb, &mut d);
+    respond(planned, d)
+}
+
+/// The saving shown when an instance is destroyed.
+fn destroy_preview(prior: &Value) -> Diagnostics {
+    let Some(m) = prior.get_attr("monthly_usd").and_then(Value::as_number) else {
+        return Diagnostics::new();
+    };
+    Diagnostics::from(Diagnostic::warning(
+        "Cost of gpu_instance",
+        format!(
+            "-{}/month: deletes VM {} and its disks",
+            gpu_core::cost::format_usd(m.as_f64()),
+            text(prior, "vm_name").unwrap_or_default()
+        ),
+    ))
+}

@@ -1,0 +1,189 @@
+//! `watch`: the reclaim watcher. Finds the VMs `gpu_instance` manages that a reclaim
+//! stopped and brings them back (`core::reclaim::Watcher`), one JSON line per event, a
+//! summary table at the end. Never deletes or stops anything, never starts a VM a person
+//! stopped. Same credential chains as the provider.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use gpu_core::catalog::Catalog;
+use gpu_core::instance::Instances;
+use gpu_core::offer::Cloud;
+use gpu_core::reclaim::{Event, StartSchedule, Summary, Watcher};
+use gpu_core::retry::Backoff;
+
+use crate::resources::instance::Settings;
+use crate::resources::instance::connect::{Connector, Place};
+
+/// The flags of `watch`.
+#[derive(Debug, clap::Args)]
+pub struct WatchArgs {
+    /// What to watch, repeatable: `aws:<region>`, `gcp:<project>`, `azure:<subscription>`.
+    #[arg(long = "target", required = true)]
+    targets: Vec<String>,
+    /// One pass, then exit (for cron).
+    #[arg(long)]
+    once: bool,
+    /// Pause between passes (Go duration: `30s`, `2m`).
+    #[arg(long, default_value = "60s")]
+    interval: String,
+    /// Stop after this many passes.
+    #[arg(long)]
+    passes: Option<u32>,
+    /// Exit after a pass that leaves no reclaimed VM to bring back.
+    #[arg(long)]
+    exit_when_idle: bool,
+    /// First pause after a start refused for want of capacity (doubles, with jitter).
+    #[arg(long, default_value = "30s")]
+    retry_initial: String,
+    /// Longest pause between start attempts.
+    #[arg(long, default_value = "10m")]
+    retry_max: String,
+    /// Stop trying this long after the reclaim, and say so.
+    #[arg(long, default_value = "6h")]
+    give_up_after: String,
+    /// Append the JSON-line events to this file (default: standard output).
+    #[arg(long)]
+    events: Option<PathBuf>,
+    /// Print the summary table (by cloud and GPU) to standard error at exit.
+    #[arg(long)]
+    summary: bool,
+    /// Compute Engine endpoint (default Google's), as the provider's `gcp.endpoint`.
+    #[arg(long)]
+    gcp_endpoint: Option<String>,
+    /// EC2 endpoint, as the provider's `aws.endpoints.ec2`.
+    #[arg(long)]
+    aws_endpoint: Option<String>,
+    /// AWS profile.
+    #[arg(long)]
+    aws_profile: Option<String>,
+    /// ARM endpoint, as the provider's `azure.endpoint`.
+    #[arg(long)]
+    azure_endpoint: Option<String>,
+}
+
+fn duration(flag: &str, s: &str) -> Result<Duration, String> {
+    tfplugin::timeouts::parse_duration(s).map_err(|e| format!("--{flag} {s:?}: {e}"))
+}
+
+fn place(target: &str) -> Result<Place, String> {
+    let (cloud, scope) = target.split_once(':').ok_or_else(|| {
+        format!(
+            "--target {target:?}: write `aws:<region>`, `gcp:<project>` or `azure:<subscription>`"
+        )
+    })?;
+    let cloud = gpu_core::pool::spelling::cloud(cloud)
+        .filter(|c| matches!(c, Cloud::Aws | Cloud::Azure | Cloud::Gcp))
+        .ok_or_else(|| format!("--target {target:?}: the cloud is `aws`, `azure` or `gcp`"))?;
+    Ok(match cloud {
+        Cloud::Gcp => Place {
+            cloud,
+            region: String::new(),
+            project: Some(scope.to_string()),
+        },
+        _ => Place {
+            cloud,
+            region: scope.to_string(),
+            project: None,
+        },
+    })
+}
+
+/// Runs the watcher; exit 1 on bad flags or when no target could be reached.
+pub fn run(args: &WatchArgs) -> ExitCode {
+    match try_run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("terraform-provider-gpu watch: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_run(args: &WatchArgs) -> Result<(), String> {
+    let interval = duration("interval", &args.interval)?;
+    let schedule = StartSchedule {
+        backoff: Backoff {
+            initial: duration("retry-initial", &args.retry_initial)?,
+            max: duration("retry-max", &args.retry_max)?,
+        },
+        give_up_after: duration("give-up-after", &args.give_up_after)?,
+    };
+    let places = args
+        .targets
+        .iter()
+        .map(|t| place(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut settings = Settings::default();
+    settings.base.gcp.endpoint = args.gcp_endpoint.clone();
+    settings.base.ec2_endpoint = args.aws_endpoint.clone();
+    settings.base.aws_profile = args.aws_profile.clone();
+    settings.base.azure.endpoint = args.azure_endpoint.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    runtime.block_on(watch(args, &settings, &places, schedule, interval))
+}
+
+async fn watch(
+    args: &WatchArgs,
+    settings: &Settings,
+    places: &[Place],
+    schedule: StartSchedule,
+    interval: Duration,
+) -> Result<(), String> {
+    let mut clouds: Vec<(Box<dyn Instances>, Watcher, String)> = Vec::new();
+    for p in places {
+        let c = settings
+            .instances(p)
+            .await
+            .map_err(|e| format!("{}: {e}", p.cloud))?;
+        let label = format!(
+            "{}:{}",
+            p.cloud,
+            p.project.clone().unwrap_or(p.region.clone())
+        );
+        clouds.push((c, Watcher::new(schedule), label));
+    }
+    let mut out: Box<dyn std::io::Write> = match &args.events {
+        Some(path) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("--events {}: {e}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    let mut all: Vec<Event> = Vec::new();
+    let max_passes = if args.once { Some(1) } else { args.passes };
+    let mut pass = 0u32;
+    loop {
+        pass += 1;
+        for (cloud, watcher, label) in &mut clouds {
+            let now = gpu_core::time::unix_now() as i64;
+            match watcher.pass(cloud.as_ref(), Catalog::embedded(), now).await {
+                Ok(events) => {
+                    for e in events {
+                        let _ = writeln!(out, "{}", e.json_line());
+                        all.push(e);
+                    }
+                    let _ = out.flush();
+                }
+                Err(e) => eprintln!("terraform-provider-gpu watch: {label}: {e}"),
+            }
+        }
+        let pending: usize = clouds.iter().map(|(_, w, _)| w.pending()).sum();
+        if max_passes.is_some_and(|m| pass >= m) || (args.exit_when_idle && pending == 0) {
+            break;
+        }
+        tokio::time::sleep(interval).await;
+    }
+    if args.summary {
+        eprintln!("{}", Summary::of(&all).table());
+    }
+    Ok(())
+}
