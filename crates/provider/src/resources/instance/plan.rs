@@ -177,16 +177,7 @@ async fn plan_create(
     let mut d = Diagnostics::new();
     let Some(chosen) = spec.chosen_type(catalog, &Freshness::at_most(settings.max_price_age))
     else {
-        d.push(
-            Diagnostic::error(
-                "No instance type",
-                format!(
-                    "the catalog has no priced {} instance type with {} × {} in {} (within `max_price_age`)",
-                    spec.cloud, spec.gpu_count, spec.gpu.name, spec.region
-                ),
-            )
-            .at(AttributePath::attr("gpu")),
-        );
+        d.push(no_instance_type(&spec));
         return respond(planned, d);
     };
     set(
@@ -238,6 +229,18 @@ async fn plan_create(
     }
     price_into(&mut planned, &spec, chosen, None, "creates", &mut d);
     respond(planned, d)
+}
+
+/// The error of a spec the catalog has no priced instance type for (create and roll).
+fn no_instance_type(spec: &InstanceSpec) -> Diagnostic {
+    Diagnostic::error(
+        "No instance type",
+        format!(
+            "the catalog has no priced {} instance type with {} × {} in {} (within `max_price_age`)",
+            spec.cloud, spec.gpu_count, spec.gpu.name, spec.region
+        ),
+    )
+    .at(AttributePath::attr("gpu"))
 }
 
 /// The cloud's default GPU image for `spec`, or why it could not be looked up.
@@ -452,16 +455,7 @@ async fn plan_update(
         .next()
     };
     let Some(chosen) = chosen else {
-        d.push(
-            Diagnostic::error(
-                "No instance type",
-                format!(
-                    "the catalog has no priced {} instance type with {} × {} in {}",
-                    spec.cloud, spec.gpu_count, spec.gpu.name, spec.region
-                ),
-            )
-            .at(AttributePath::attr("gpu")),
-        );
+        d.push(no_instance_type(&spec));
         return respond(planned, d);
     };
     set(
