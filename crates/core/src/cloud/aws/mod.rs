@@ -13,10 +13,12 @@ mod commitments;
 mod config_cache;
 mod convert;
 mod errors;
+mod instances;
 mod retrying;
 
 pub use commitments::{Ec2Commitments, Ec2Options};
 pub use config_cache::{ConfigCache, ConfigKey};
+pub use instances::{DLAMI_NAME, DLAMI_OWNER, Ec2Instances};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

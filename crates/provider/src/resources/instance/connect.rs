@@ -43,8 +43,32 @@ impl Connector for Settings {
                 )
                 .map(|c| Box::new(c) as Box<dyn Instances>)
             }
+            Cloud::Aws => {
+                let b = &self.base;
+                let sdk = b
+                    .aws_configs
+                    .get(&gpu_core::cloud::aws::ConfigKey {
+                        region: Some(place.region.clone()),
+                        profile: b.aws_profile.clone(),
+                    })
+                    .await;
+                let opts = gpu_core::cloud::aws::Ec2Options {
+                    endpoint_url: b.ec2_endpoint.clone(),
+                    retry: b.aws_max_retries.map(|n| gpu_core::retry::RetryPolicy {
+                        max_attempts: n + 1,
+                        ..Default::default()
+                    }),
+                    cancel: b.cancel.clone(),
+                    ..Default::default()
+                };
+                Ok(Box::new(gpu_core::cloud::aws::Ec2Instances::new(
+                    &sdk,
+                    &place.region,
+                    opts,
+                )))
+            }
             other => Err(CloudError::Invalid(format!(
-                "gpu_instance on {other} is not built yet: Google Cloud is (AWS and Azure come next)"
+                "gpu_instance on {other} is not built yet: Google Cloud and AWS are (Azure comes next)"
             ))),
         }
     }
