@@ -289,7 +289,11 @@ fn reclaim_stop() {
     assert_problem(
         &c,
         "reclaim",
-        &["aws cannot keep a stopped spot VM", "azure"],
+        &[
+            "aws cannot keep a stopped spot VM",
+            "azure",
+            "`gpu_instance`",
+        ],
     );
     c.reclaim = Some("pause".into());
     assert_problem(&c, "reclaim", &["\"delete\", \"stop\""]);

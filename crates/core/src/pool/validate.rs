@@ -390,7 +390,11 @@ fn check_reclaim(p: &mut Problems, c: &NodePoolConfig, cloud: Option<Cloud>) -> 
         if let Some(why) = why {
             p.push(
                 "reclaim",
-                format!("{why}; \"stop\" is supported on azure (AKS spot eviction policy Deallocate); use \"delete\""),
+                format!(
+                    "{why}; \"stop\" is supported on azure (AKS spot eviction policy Deallocate). \
+                     To keep a reclaimed GPU VM stopped with its disks on this cloud, use the \
+                     `gpu_instance` resource with reclaim = \"stop\"; for this pool use \"delete\""
+                ),
             );
             return None;
         }

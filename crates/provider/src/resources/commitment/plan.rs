@@ -63,22 +63,13 @@ pub(super) fn set(v: &mut Value, name: &str, value: Value) {
     }
 }
 
-fn path_of(attribute: &str) -> AttributePath {
-    let mut parts = attribute.split('.');
-    let mut path = AttributePath::attr(parts.next().unwrap_or_default());
-    for p in parts {
-        path = path.then_attr(p);
-    }
-    path
-}
-
 /// Field errors as diagnostics on their attributes.
 pub fn field_diagnostics(errors: &[FieldError]) -> Diagnostics {
     let mut d = Diagnostics::new();
     for e in errors {
         d.push(
             Diagnostic::error(format!("Invalid {}", e.attribute), format!("{e}."))
-                .at(path_of(&e.attribute)),
+                .at(crate::resources::node_pool::paths::parse(&e.attribute)),
         );
     }
     d

@@ -146,7 +146,8 @@ pub fn own_labels(v: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// The core's raw config from a resource value (config, plan or state).
+/// The core's raw config from a resource value: the config, or a planned or prior value whose
+/// computed `instance_type` the caller has nulled when `gpu` chooses it.
 pub fn core_config(v: &Value, settings: &Settings) -> InstanceConfig {
     let written = |b: &str| v.get_attr(b).is_some_and(|x| !x.is_null());
     InstanceConfig {
@@ -156,7 +157,7 @@ pub fn core_config(v: &Value, settings: &Settings) -> InstanceConfig {
         name: text(v, "name"),
         gpu: text(v, "gpu"),
         gpu_count: int(v, "gpu_count"),
-        instance_type: text(v, "instance_type").filter(|_| text(v, "gpu").is_none()),
+        instance_type: text(v, "instance_type"),
         spot: v.get_attr("spot").and_then(Value::as_bool).unwrap_or(false),
         reclaim: text(v, "reclaim"),
         image: text(v, "image"),

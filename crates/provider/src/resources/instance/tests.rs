@@ -1,7 +1,7 @@
 use gpu_core::catalog::Catalog;
 use tfplugin::Value;
 
-use super::plan::same_meaning;
+use super::plan::{same_meaning, set};
 use super::*;
 
 #[test]
@@ -41,7 +41,7 @@ fn a_config_reads_into_the_core_config_with_the_provider_defaults() {
         ("zone", Value::string("us-central1-a")),
         ("gpu", Value::string("l4")),
         ("gpu_count", Value::number(1)),
-        ("instance_type", Value::string("g2-standard-8")),
+        ("instance_type", Value::Null),
         ("spot", Value::Bool(true)),
         ("labels", Value::map([("team", Value::string("ml"))])),
         ("gcp", Value::Null),
@@ -53,11 +53,52 @@ fn a_config_reads_into_the_core_config_with_the_provider_defaults() {
         .default_labels
         .insert("env".into(), "prod".into());
     let c = core_config(&v, &settings);
-    // With `gpu` written, the instance type in a plan is the one chosen: not an input.
-    assert_eq!(c.instance_type, None);
     assert_eq!(c.labels.len(), 2);
     let spec = c.validate(Catalog::embedded()).unwrap();
     assert!(
         matches!(spec.class, gpu_core::instance::InstanceClass::Gcp { ref project, .. } if project == "proj")
+    );
+}
+
+#[test]
+fn validation_names_each_bad_input_before_any_cloud_call() {
+    let base = || {
+        Value::object([
+            ("cloud", Value::string("gcp")),
+            ("region", Value::string("us-central1")),
+            ("zone", Value::string("us-central1-a")),
+            ("gpu", Value::string("L4")),
+            ("instance_type", Value::Null),
+            ("labels", Value::Null),
+            ("aws", Value::Null),
+            ("gcp", Value::Null),
+        ])
+    };
+    let attrs = |v: &Value| -> Vec<String> {
+        super::plan::validate_config(v, &Settings::default(), Catalog::embedded())
+            .0
+            .iter()
+            .map(|d| format!("{} {}", d.summary, d.detail))
+            .collect()
+    };
+    assert!(attrs(&base()).is_empty(), "{:?}", attrs(&base()));
+    // Both a GPU and an instance type written: one must go (the type is not dropped).
+    let mut v = base();
+    set(&mut v, "instance_type", Value::string("g2-standard-8"));
+    assert!(
+        attrs(&v).iter().any(|d| d.contains("not both")),
+        "{:?}",
+        attrs(&v)
+    );
+    let mut v = base();
+    set(
+        &mut v,
+        "labels",
+        Value::map([("Team", Value::string("ml"))]),
+    );
+    assert!(
+        attrs(&v).iter().any(|d| d.contains("lower-case")),
+        "{:?}",
+        attrs(&v)
     );
 }
