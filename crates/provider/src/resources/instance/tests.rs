@@ -61,3 +61,30 @@ fn a_config_reads_into_the_core_config_with_the_provider_defaults() {
         matches!(spec.class, gpu_core::instance::InstanceClass::Gcp { ref project, .. } if project == "proj")
     );
 }
+
+#[tokio::test]
+async fn azure_vms_need_the_providers_subscription_and_reach_it() {
+    use super::connect::{Connector, Place};
+    use gpu_core::offer::Cloud;
+    let place = Place {
+        cloud: Cloud::Azure,
+        region: "eastus".into(),
+        project: None,
+        subscription: None,
+    };
+    let mut settings = Settings::default();
+    let missing = settings.instances(&place).await.err().unwrap();
+    assert!(
+        missing.to_string().contains("azure.subscription_id"),
+        "{missing}"
+    );
+    settings.base.azure.subscription_id = Some("6b1f0a52-3c9d-4e7a-8f21-9d0c4b7e5a13".into());
+    let vms = settings.instances(&place).await.unwrap();
+    assert_eq!(vms.cloud(), Cloud::Azure);
+    // A watcher's `azure:<subscription>` target names its own subscription.
+    let other = Place {
+        subscription: Some("not-a-guid".into()),
+        ..place
+    };
+    assert!(settings.instances(&other).await.is_err());
+}
