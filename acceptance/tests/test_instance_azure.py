@@ -257,3 +257,18 @@ def test_without_the_providers_subscription_the_plan_says_which_setting(az_tf, a
     res = wd.fails("plan")
     assert "azure.subscription_id" in flat(res), res.output
     assert [r for r in arm.state()["requests"] if "/virtualmachines" in r["path"].lower()] == []
+
+
+def test_a_lost_create_answer_finds_the_vm_by_its_marker_instead_of_a_second_one(az_tf, arm):
+    wd = az_tf.workdir(files={"main.tf": config(arm)})
+    arm.inject(method="PUT", path=r"/virtualMachines/", status=500, code="InternalServerError",
+               message="lost", lose_answer=True)
+    wd.run("apply")
+    arm.complete()  # the create whose answer was lost ends (ARM moves it on by itself)
+    (vm,) = vms(arm)
+    puts = [r for r in arm.state()["requests"] if r["method"] == "PUT"]
+    assert len(puts) == 2, "the retried PUT met If-None-Match and the VM was found by its tag"
+    wd.run("apply", "-refresh-only")
+    s = wd.resource("gpu_instance.train")
+    assert s["status"] == "running" and s["instance_id"] == vm["properties"]["vmId"]
+    wd.assert_plan_empty()
