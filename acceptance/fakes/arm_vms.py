@@ -151,16 +151,17 @@ ROUTES = [
                                      r"operations/(?P<op>[^/]+)", re.I)),
     ("activity", re.compile(_SUBP + r"/providers/microsoft\.insights/eventtypes/management/"
                                     r"values", re.I)),
+    ("all_vms", re.compile(_SUBP + r"/providers/microsoft\.compute/virtualmachines", re.I)),
     ("compute_unknown", re.compile(_SUBP + r"(/resourcegroups/[^/]+)?/providers/"
                                            r"microsoft\.compute(/.*)?", re.I)),
 ]
 ACTIONS = {"start": "start", "deallocate": "deallocate", "poweroff": "powerOff",
            "simulateeviction": "simulateEviction"}
-METHODS = {"vms": ("GET",), "vm": ("GET", "PUT", "PATCH", "DELETE"),
+METHODS = {"vms": ("GET",), "all_vms": ("GET",), "vm": ("GET", "PUT", "PATCH", "DELETE"),
            "instance_view": ("GET",), "action": ("POST",), "disk": ("GET",),
            "images": ("GET",), "image": ("GET",), "operation": ("GET",),
            "activity": ("GET",)}
-RESOURCE_TYPES = {"vms": "virtualMachines", "vm": "virtualMachines",
+RESOURCE_TYPES = {"vms": "virtualMachines", "all_vms": "virtualMachines", "vm": "virtualMachines",
                   "instance_view": "virtualMachines", "action": "virtualMachines",
                   "disk": "disks", "images": "locations/publishers/artifacttypes/offers/skus/"
                   "versions", "image": "locations/publishers/artifacttypes/offers/skus/"
@@ -473,6 +474,8 @@ class ArmVms(FakeServer):
                 return self._activity(request, sub)
             if kind in ("images", "image"):
                 return self._images(request, kind, m, sub)
+            if kind == "all_vms":
+                return self._list(request, sub, None)
             if m["rg"].lower() not in sub["resource_groups"]:
                 return arm_error(404, "ResourceGroupNotFound",
                                  f"Resource group '{m['rg']}' could not be found.")
@@ -1248,14 +1251,17 @@ class ArmVms(FakeServer):
             out["properties"]["tier"] = tier
         return out
 
-    def _list(self, request: Request, sub: dict, rg: str) -> Response:
-        if request.query.get("$filter") or request.query.get("$expand"):
-            _bad("The fake does not emulate $filter or $expand on a VM list.", "$filter",
-                 "BadRequest")
+    def _list(self, request: Request, sub: dict, rg: str | None) -> Response:
+        """The VMs of resource group `rg`, or of the whole subscription (`None`:
+        `VirtualMachines_ListAll`), as the VM GET answers them without instance view."""
+        if request.query.get("$filter") or request.query.get("$expand") or \
+                request.query.get("statusOnly"):
+            _bad("The fake does not emulate $filter, $expand or statusOnly on a VM list.",
+                 "$filter", "BadRequest")
         vms = sorted((v for v in self.vms.values()
                       if v["subscription"].lower() == sub["id"].lower()
-                      and v["resource_group"].lower() == rg.lower()),
-                     key=lambda v: v["name"].lower())
+                      and (rg is None or v["resource_group"].lower() == rg.lower())),
+                     key=lambda v: (v["resource_group"].lower(), v["name"].lower()))
         start = self._skip(request)
         page = vms[start:start + self.list_page_size]
         body = {"value": [self._vm_json(v) for v in page]}

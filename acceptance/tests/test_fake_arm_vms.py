@@ -436,6 +436,31 @@ def test_patch_tags_and_list_with_next_link(azure):
     assert "nextLink" not in second.json
 
 
+def test_the_subscription_wide_list_spans_resource_groups_with_next_link(azure):
+    assert azure.control("/_fake/subscriptions", {"subscription": SUB,
+                                                  "resource_groups": ["rg-more"]}).status == 201
+    create(azure)
+    other = vm_path("gpu3").replace(f"/resourceGroups/{RG}/", "/resourceGroups/rg-more/")
+    put = azure("PUT", other, vm_body(), headers={"If-None-Match": "*"})
+    assert put.status == 201, put.raw
+    assert azure.wait(put)["status"] == "Succeeded"
+    everything = f"/subscriptions/{SUB}/providers/Microsoft.Compute/virtualMachines"
+    listed = azure("GET", everything)
+    assert listed.status == 200, listed.raw
+    assert [(v["id"].split("/")[4], v["name"]) for v in listed.json["value"]] == [
+        (RG, "gpu1"), ("rg-more", "gpu3")]
+    assert all("instanceView" not in v["properties"] for v in listed.json["value"])
+    assert listed.json["value"][0]["tags"] == {"gpu-tf-instance": "gpu1"}
+    azure.control("/_fake/faults", {"list_page_size": 1})
+    first = azure("GET", everything)
+    assert [v["name"] for v in first.json["value"]] == ["gpu1"]
+    second = azure.get_url(first.json["nextLink"])
+    assert [v["name"] for v in second.json["value"]] == ["gpu3"]
+    assert "nextLink" not in second.json
+    refused = azure("GET", everything, query="statusOnly=true")
+    assert refused.status == 400 and "statusOnly" in refused.json["error"]["message"]
+
+
 # --- creation failures and validation -----------------------------------------------------
 
 def test_capacity_short_at_create_fails_the_operation_and_a_put_again_retries(azure):

@@ -82,11 +82,19 @@ fn place(target: &str) -> Result<Place, String> {
             cloud,
             region: String::new(),
             project: Some(scope.to_string()),
+            subscription: None,
+        },
+        Cloud::Azure => Place {
+            cloud,
+            region: String::new(),
+            project: None,
+            subscription: Some(scope.to_string()),
         },
         _ => Place {
             cloud,
             region: scope.to_string(),
             project: None,
+            subscription: None,
         },
     })
 }
@@ -141,11 +149,8 @@ async fn watch(
             .instances(p)
             .await
             .map_err(|e| format!("{}: {e}", p.cloud))?;
-        let label = format!(
-            "{}:{}",
-            p.cloud,
-            p.project.clone().unwrap_or(p.region.clone())
-        );
+        let scope = p.project.clone().or(p.subscription.clone());
+        let label = format!("{}:{}", p.cloud, scope.unwrap_or(p.region.clone()));
         clouds.push((c, Watcher::new(schedule), label));
     }
     let mut out: Box<dyn std::io::Write> = match &args.events {
@@ -186,4 +191,25 @@ async fn watch(
         eprintln!("{}", Summary::of(&all).table());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_name_a_project_a_subscription_or_a_region() {
+        let gcp = place("gcp:my-project").unwrap();
+        assert_eq!(gcp.project.as_deref(), Some("my-project"));
+        let sub = "6b1f0a52-3c9d-4e7a-8f21-9d0c4b7e5a13";
+        let azure = place(&format!("AZURE:{sub}")).unwrap();
+        assert_eq!(azure.cloud, Cloud::Azure);
+        assert_eq!(azure.subscription.as_deref(), Some(sub));
+        assert_eq!((azure.region.as_str(), azure.project), ("", None));
+        let aws = place("aws:us-east-1").unwrap();
+        assert_eq!(aws.region, "us-east-1");
+        assert_eq!((aws.project, aws.subscription), (None, None));
+        assert!(place("azure").is_err());
+        assert!(place("oci:x").is_err());
+    }
 }

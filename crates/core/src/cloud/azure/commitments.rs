@@ -66,32 +66,42 @@ pub struct AzureCommitments {
     operation_timeout: Duration,
 }
 
+/// The ARM client of `opts` (Azure's usual credential chain, the endpoint, retries and
+/// stop signal) and its subscription, checked and lower-cased; no request is made.
+pub(super) fn arm_of(opts: &AzureCommitmentOptions) -> Result<(Arm, String), CloudError> {
+    if !crate::cloud::is_guid(&opts.subscription_id) {
+        return Err(CloudError::Invalid(format!(
+            "{:?} is not an Azure subscription id (a GUID)",
+            opts.subscription_id
+        )));
+    }
+    let token_http = arm::http_client(opts.ca_pem.as_deref(), None)?;
+    let credentials = AzureCredentials::from_vars(
+        opts.tenant_id.as_deref(),
+        &|name| std::env::var(name).ok(),
+        Some(token_http),
+    );
+    let http = arm::http_client(opts.ca_pem.as_deref(), None)?;
+    Ok((
+        Arm::new(
+            http,
+            opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
+            Arc::new(credentials),
+            opts.backoff.unwrap_or_default(),
+            opts.retry.unwrap_or_default(),
+            opts.cancel.clone(),
+        ),
+        opts.subscription_id.to_ascii_lowercase(),
+    ))
+}
+
 impl AzureCommitments {
     /// Builds the adapter with Azure's usual credential chain; no request is made.
     pub fn connect(opts: &AzureCommitmentOptions) -> Result<Self, CloudError> {
-        if !crate::cloud::is_guid(&opts.subscription_id) {
-            return Err(CloudError::Invalid(format!(
-                "{:?} is not an Azure subscription id (a GUID)",
-                opts.subscription_id
-            )));
-        }
-        let token_http = arm::http_client(opts.ca_pem.as_deref(), None)?;
-        let credentials = AzureCredentials::from_vars(
-            opts.tenant_id.as_deref(),
-            &|name| std::env::var(name).ok(),
-            Some(token_http),
-        );
-        let http = arm::http_client(opts.ca_pem.as_deref(), None)?;
+        let (arm, subscription) = arm_of(opts)?;
         Ok(AzureCommitments {
-            arm: Arm::new(
-                http,
-                opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
-                Arc::new(credentials),
-                opts.backoff.unwrap_or_default(),
-                opts.retry.unwrap_or_default(),
-                opts.cancel.clone(),
-            ),
-            subscription: opts.subscription_id.to_ascii_lowercase(),
+            arm,
+            subscription,
             operation_timeout: opts
                 .operation_timeout
                 .unwrap_or(Duration::from_secs(20 * 60)),
@@ -196,7 +206,7 @@ fn order_path(order_id: &str) -> Result<String, CloudError> {
 }
 
 /// A legal ARM name segment (what the caller derived; safe in a path).
-fn segment(s: &str) -> Result<&str, CloudError> {
+pub(super) fn segment(s: &str) -> Result<&str, CloudError> {
     let ok = !s.is_empty()
         && s.len() <= 90
         && s.chars()

@@ -13,10 +13,38 @@ pub fn code_and_message(body: &Value) -> (Option<String>, Option<String>) {
     (text("code"), text("message"))
 }
 
+/// Error codes of an allocation Azure could not make (no capacity for the size, in the
+/// region or zone, or for Spot): waiting may help.
+pub const CAPACITY_CODES: &[&str] = &[
+    "AllocationFailed",
+    "ZonalAllocationFailed",
+    "OverconstrainedAllocationRequest",
+    "OverconstrainedZonalAllocationRequest",
+    "SkuNotAvailable",
+];
+
+/// The first capacity code among an error's `details` (ARM nests the cause of a generic
+/// failure there, e.g. a `Conflict` or `DeploymentFailed` wrapping `AllocationFailed`).
+fn capacity_detail(body: &Value) -> Option<String> {
+    let inner = body.get("error").filter(|e| e.is_object()).unwrap_or(body);
+    inner
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("code").and_then(Value::as_str))
+        .find(|c| CAPACITY_CODES.contains(c))
+        .map(str::to_string)
+}
+
 /// The typed error of an ARM answer with HTTP `status` and `body`, for `what` (the call).
 pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
     let (code, message) = code_and_message(body);
     let code = code.unwrap_or_default();
+    if let Some(detail) = capacity_detail(body) {
+        let m = message.as_deref().map(str::trim).unwrap_or("");
+        return CloudError::InsufficientCapacity(format!("{what}: {code}: {detail}: {m}"));
+    }
     let text = match (code.is_empty(), message.as_deref().map(str::trim)) {
         (false, Some(m)) if !m.is_empty() => format!("{what}: {code}: {m}"),
         (false, _) => format!("{what}: {code}"),
@@ -33,11 +61,7 @@ pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
         "QuotaExceeded" | "OperationNotAllowedQuota" | "InsufficientVCPUQuota" => {
             return CloudError::Quota(text);
         }
-        "AllocationFailed"
-        | "ZonalAllocationFailed"
-        | "OverconstrainedAllocationRequest"
-        | "OverconstrainedZonalAllocationRequest"
-        | "SkuNotAvailable" => return CloudError::InsufficientCapacity(text),
+        c if CAPACITY_CODES.contains(&c) => return CloudError::InsufficientCapacity(text),
         "AuthorizationFailed"
         | "InvalidAuthenticationToken"
         | "InvalidAuthenticationTokenTenant"
@@ -89,6 +113,18 @@ mod tests {
                 &json!({"code": "InvalidParameter", "message": "x"})
             ),
             CloudError::Invalid(_)
+        ));
+        for code in CAPACITY_CODES {
+            assert!(matches!(
+                from_arm("start VM", 400, &json!({"code": code, "message": "no room"})),
+                CloudError::InsufficientCapacity(m) if m == format!("start VM: {code}: no room")
+            ));
+        }
+        let nested = json!({"error": {"code": "Conflict", "message": "failed",
+            "details": [{"code": "ZonalAllocationFailed", "message": "zone full"}]}});
+        assert!(matches!(
+            from_arm("create VM", 409, &nested),
+            CloudError::InsufficientCapacity(m) if m.contains("ZonalAllocationFailed")
         ));
         assert!(matches!(
             from_arm("GET", 429, &Value::Null),

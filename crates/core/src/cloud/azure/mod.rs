@@ -12,6 +12,7 @@ pub mod auth;
 mod commitments;
 mod convert;
 mod errors;
+mod instances;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,9 @@ use crate::retry::RetryPolicy;
 use arm::{Arm, Operation};
 use auth::AzureCredentials;
 pub use commitments::{AzureCommitmentOptions, AzureCommitments};
+pub use instances::{
+    AzureVms, HPC_IMAGE_OFFER, HPC_IMAGE_PUBLISHER, HPC_IMAGE_SKU, VM_API_VERSION,
+};
 
 /// The pinned stable api-version of `Microsoft.ContainerService` (it has `gpuProfile`).
 pub const API_VERSION: &str = "2025-05-01";

@@ -15,6 +15,8 @@ pub struct Place {
     pub region: String,
     /// Google Cloud project.
     pub project: Option<String>,
+    /// Azure subscription (`None`: the provider's `azure.subscription_id`).
+    pub subscription: Option<String>,
 }
 
 /// Gives the VM adapter for a place (the cloud in the provider, a fake in tests).
@@ -67,8 +69,29 @@ impl Connector for Settings {
                     opts,
                 )))
             }
+            Cloud::Azure => {
+                let subscription_id = place
+                    .subscription
+                    .clone()
+                    .or_else(|| self.base.azure.subscription_id.clone())
+                    .ok_or_else(|| {
+                        CloudError::Invalid(
+                            "no Azure subscription: Azure VMs are created in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block".into(),
+                        )
+                    })?;
+                gpu_core::cloud::azure::AzureVms::connect(
+                    &gpu_core::cloud::azure::AzureCommitmentOptions {
+                        subscription_id,
+                        endpoint: self.base.azure.endpoint.clone(),
+                        tenant_id: self.base.azure.tenant_id.clone(),
+                        cancel: self.base.cancel.clone(),
+                        ..Default::default()
+                    },
+                )
+                .map(|c| Box::new(c) as Box<dyn Instances>)
+            }
             other => Err(CloudError::Invalid(format!(
-                "gpu_instance on {other} is not built yet: Google Cloud and AWS are (Azure comes next)"
+                "gpu_instance does not run on {other}: the clouds are aws, azure and gcp"
             ))),
         }
     }

@@ -140,6 +140,9 @@ pub fn place_of(v: &Value, spec: Option<&InstanceSpec>, settings: &Settings) -> 
         cloud,
         region: spelling::region(Some(cloud), &text(v, "region")?),
         project,
+        subscription: (cloud == Cloud::Azure)
+            .then(|| settings.base.azure.subscription_id.clone())
+            .flatten(),
     })
 }
 
@@ -175,6 +178,10 @@ async fn plan_create(
         Err(e) => return respond(planned, field_diagnostics(&e)),
     };
     let mut d = Diagnostics::new();
+    if let Some(missing) = no_subscription(&spec, settings) {
+        d.push(missing);
+        return respond(planned, d);
+    }
     let Some(chosen) = spec.chosen_type(catalog, &Freshness::at_most(settings.max_price_age))
     else {
         d.push(no_instance_type(&spec));
@@ -212,7 +219,7 @@ async fn plan_create(
             set(&mut planned, "image", Value::string(i.clone()));
             set(&mut planned, "image_description", Value::Null);
         }
-        None => match default_image(&spec, connector).await {
+        None => match default_image(&spec, settings, connector).await {
             Ok(img) => {
                 set(&mut planned, "image", Value::string(img.id));
                 set(
@@ -231,6 +238,17 @@ async fn plan_create(
     respond(planned, d)
 }
 
+/// The error of an Azure VM without the provider's `azure.subscription_id` to create it in.
+fn no_subscription(spec: &InstanceSpec, settings: &Settings) -> Option<Diagnostic> {
+    (spec.cloud == Cloud::Azure && settings.base.azure.subscription_id.is_none()).then(|| {
+        Diagnostic::error(
+            "Azure VMs need the provider's azure.subscription_id",
+            "gpu_instance creates Azure VMs in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block.",
+        )
+        .at(AttributePath::attr("cloud"))
+    })
+}
+
 /// The error of a spec the catalog has no priced instance type for (create and roll).
 fn no_instance_type(spec: &InstanceSpec) -> Diagnostic {
     Diagnostic::error(
@@ -246,6 +264,7 @@ fn no_instance_type(spec: &InstanceSpec) -> Diagnostic {
 /// The cloud's default GPU image for `spec`, or why it could not be looked up.
 async fn default_image(
     spec: &InstanceSpec,
+    settings: &Settings,
     connector: &dyn Connector,
 ) -> Result<gpu_core::instance::ImageRef, Diagnostic> {
     let place = Place {
@@ -255,6 +274,9 @@ async fn default_image(
             gpu_core::instance::InstanceClass::Gcp { project, .. } => Some(project.clone()),
             _ => None,
         },
+        subscription: (spec.cloud == Cloud::Azure)
+            .then(|| settings.base.azure.subscription_id.clone())
+            .flatten(),
     };
     let fail = |e: String| {
         Diagnostic::error(
@@ -470,7 +492,7 @@ async fn plan_update(
             planned.get_attr("region"),
         );
     if config.get_attr("image").is_none_or(Value::is_null) && moved {
-        match default_image(&spec, connector).await {
+        match default_image(&spec, settings, connector).await {
             Ok(img) => {
                 set(&mut planned, "image", Value::string(img.id));
                 set(

@@ -102,3 +102,30 @@ fn validation_names_each_bad_input_before_any_cloud_call() {
         attrs(&v)
     );
 }
+
+#[tokio::test]
+async fn azure_vms_need_the_providers_subscription_and_reach_it() {
+    use super::connect::{Connector, Place};
+    use gpu_core::offer::Cloud;
+    let place = Place {
+        cloud: Cloud::Azure,
+        region: "eastus".into(),
+        project: None,
+        subscription: None,
+    };
+    let mut settings = Settings::default();
+    let missing = settings.instances(&place).await.err().unwrap();
+    assert!(
+        missing.to_string().contains("azure.subscription_id"),
+        "{missing}"
+    );
+    settings.base.azure.subscription_id = Some("6b1f0a52-3c9d-4e7a-8f21-9d0c4b7e5a13".into());
+    let vms = settings.instances(&place).await.unwrap();
+    assert_eq!(vms.cloud(), Cloud::Azure);
+    // A watcher's `azure:<subscription>` target names its own subscription.
+    let other = Place {
+        subscription: Some("not-a-guid".into()),
+        ..place
+    };
+    assert!(settings.instances(&other).await.is_err());
+}
