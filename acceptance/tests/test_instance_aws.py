@@ -201,3 +201,22 @@ def test_an_instance_a_person_stopped_reads_stopped_and_is_left_alone(aws_tf, ec
     assert "person" in events[0]["detail"]
     (still,) = live(ec2)
     assert still["instanceState"]["name"] == "stopped"
+
+
+def test_the_example_applies_reads_stopped_by_reclaim_and_destroys(aws_tf, ec2):
+    """examples/resources/gpu_instance as a user copies it, pointed at the fake."""
+    wd = aws_tf.workdir("resources/gpu_instance", files={
+        "terraform.tfvars.json": json.dumps({"aws_endpoint": ec2.url})})
+    wd.run("validate")
+    res = wd.run("apply")
+    assert "Cost of gpu_instance.train" in flat(res) or "Cost of gpu_instance" in flat(res)
+    (vm,) = live(ec2)
+    tags = {t["key"]: t["value"] for t in vm["tagSet"]}
+    assert tags["team"] == "ml" and tags["project"] == "llm-finetune"
+    assert wd.outputs()["status"] == "running" and wd.outputs()["monthly_usd"] > 0
+    control(ec2, "/_fake/reclaim", {"instance_id": vm["instanceId"], "short": True})
+    wd.run("apply", "-refresh-only")
+    assert wd.outputs()["status"] == "stopped_by_reclaim"
+    wd.assert_plan_empty()
+    wd.run("destroy")
+    assert live(ec2) == []
