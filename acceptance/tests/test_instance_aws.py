@@ -220,3 +220,23 @@ def test_the_example_applies_reads_stopped_by_reclaim_and_destroys(aws_tf, ec2):
     wd.assert_plan_empty()
     wd.run("destroy")
     assert live(ec2) == []
+
+
+def test_an_imported_instance_is_read_and_adopted_without_a_new_vm(aws_tf, ec2):
+    wd = aws_tf.workdir(files={"main.tf": config(ec2)})
+    wd.run("apply")
+    (vm,) = live(ec2)
+    wd.run("state", "rm", "gpu_instance.train")
+    bad = wd.run("import", "gpu_instance.train", vm["instanceId"], rc=1)
+    assert "aws/<region>/<instance-id>" in flat(bad)
+    wd.run("import", "gpu_instance.train", f"aws/{REGION}/{vm['instanceId']}")
+    s = wd.resource("gpu_instance.train")
+    assert s["instance_type"] == vm["instanceType"] and s["image"] == ec2.newest
+    assert s["zone"] == ZONE and s["name"] == "train" and s["disk_size_gb"] == 200
+    assert s["spot"] is True and s["reclaim"] == "stop" and s["labels"] == {"team": "ml"}
+    res = wd.run("apply")
+    assert "rolls VM" not in flat(res) and "taken as written, without changing the VM: gpu." in flat(res)
+    (same,) = live(ec2)
+    assert same["instanceId"] == vm["instanceId"]
+    assert wd.resource("gpu_instance.train")["hourly_usd"] > 0
+    wd.assert_plan_empty()

@@ -272,3 +272,21 @@ def test_a_lost_create_answer_finds_the_vm_by_its_marker_instead_of_a_second_one
     s = wd.resource("gpu_instance.train")
     assert s["status"] == "running" and s["instance_id"] == vm["properties"]["vmId"]
     wd.assert_plan_empty()
+
+
+def test_an_imported_vm_is_read_and_adopted_without_a_new_vm(az_tf, arm):
+    wd = az_tf.workdir(files={"main.tf": config(arm)})
+    wd.run("apply")
+    (vm,) = vms(arm)
+    wd.run("state", "rm", "gpu_instance.train")
+    wd.run("import", "gpu_instance.train", vm["id"])
+    s = wd.resource("gpu_instance.train")
+    assert s["instance_id"] == vm["properties"]["vmId"] and s["region"] == REGION
+    assert s["instance_type"] == SIZE and s["spot"] is True and s["reclaim"] == "stop"
+    res = wd.run("apply")
+    out = flat(res)
+    assert "rolls VM" not in out, out
+    assert "user_data" in out and "azure.ssh_public_key" in out and "azure.subnet_id" in out, out
+    (same,) = vms(arm)
+    assert same["properties"]["vmId"] == vm["properties"]["vmId"]
+    wd.assert_plan_empty()

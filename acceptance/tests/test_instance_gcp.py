@@ -199,3 +199,30 @@ def test_a_vm_a_person_stopped_reads_stopped_and_is_left_alone(gcp_tf, gce, goog
     assert "person" in events[0]["detail"]
     (vm,) = vms(gce)
     assert vm["status"] == "TERMINATED"
+
+
+def test_an_imported_vm_takes_what_the_cloud_does_not_report_from_the_config(gcp_tf, gce):
+    """`terraform import` by the instance's own id: the read fills what Compute Engine
+    reports; gpu, user_data and the gcp block come from the configuration without touching
+    the VM; the plan after that apply is empty and the VM is priced."""
+    extra = '  user_data = "#cloud-config"\n  gcp {\n    network = "default"\n  }\n'
+    wd = gcp_tf.workdir(files={"main.tf": config(gce, extra=extra)})
+    wd.run("apply")
+    (vm,) = vms(gce)
+    wd.run("state", "rm", "gpu_instance.train")
+    bad = wd.run("import", "gpu_instance.train", "train", rc=1)
+    assert "aws/<region>/<instance-id>" in flat(bad)
+    wd.run("import", "gpu_instance.train", f"projects/{PROJECT}/zones/{ZONE}/instances/train")
+    s = wd.resource("gpu_instance.train")
+    assert s["instance_id"] == vm["id"] and s["instance_type"] == "a2-highgpu-1g"
+    assert s["spot"] is True and s["reclaim"] == "stop" and s["name"] == "train"
+    res = wd.run("plan", "-out=tfplan")
+    out = flat(res)
+    assert "rolls VM" not in out and "values taken from the configuration" in out, out
+    assert "VM: gpu, user_data, gcp." in out, out
+    wd.run("apply", "tfplan")
+    (same,) = vms(gce)
+    assert same["id"] == vm["id"], "the import adopted the VM, it did not make a new one"
+    s = wd.resource("gpu_instance.train")
+    assert s["gpu"] == "A100-40GB" and s["hourly_usd"] > 0 and s["monthly_delta_usd"] == 0
+    wd.assert_plan_empty()

@@ -335,6 +335,19 @@ pub async fn read(
         }
     };
     let mut s = state_of(current, &vm, None);
+    // After an import: what the cloud reports fills what the state does not know yet.
+    for (n, live) in [
+        ("name", &vm.name),
+        ("image", &vm.image),
+        ("region", &vm.region),
+    ] {
+        if text(current, n).is_none_or(|t| t.is_empty()) && !live.is_empty() {
+            set(&mut s, n, Value::string(live.clone()));
+        }
+    }
+    if current.get_attr("disk_size_gb").is_none_or(Value::is_null) && vm.disk_size_gb > 0 {
+        set(&mut s, "disk_size_gb", Value::number(vm.disk_size_gb));
+    }
     if !text(current, "instance_type").is_some_and(|t| t.eq_ignore_ascii_case(&vm.machine_type)) {
         set(
             &mut s,

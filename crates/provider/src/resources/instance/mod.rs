@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod connect;
+pub mod import;
 pub mod plan;
 pub mod resource;
 #[cfg(test)]

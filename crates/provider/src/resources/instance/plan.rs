@@ -80,6 +80,30 @@ pub async fn plan(
             unknown_input,
         )
         .await
+    } else if req.prior_private == super::import::IMPORTED {
+        // Just imported: what the cloud does not report comes from the configuration.
+        let (adopted, taken) = super::import::adopt(prior, proposed, catalog);
+        let mut r = plan_update(
+            &adopted,
+            proposed,
+            config,
+            settings,
+            catalog,
+            connector,
+            unknown_input,
+        )
+        .await;
+        if !taken.is_empty() {
+            r.planned_private = super::import::IMPORTED.to_vec();
+            r.diagnostics.push(Diagnostic::warning(
+                "Imported gpu_instance: values taken from the configuration",
+                format!(
+                    "No cloud reports these back about a VM, so they are taken as written, without changing the VM: {}. Check them against how the VM was made.",
+                    taken.join(", ")
+                ),
+            ));
+        }
+        r
     } else {
         plan_update(
             prior,
@@ -434,6 +458,9 @@ async fn plan_update(
                 prior.get_attr(n).cloned().unwrap_or(Value::Null),
             );
         }
+        if prior.get_attr("hourly_usd").is_none_or(Value::is_null) && !unknown_input {
+            price_as_it_is(&mut planned, settings, catalog, &mut d);
+        }
         return respond(planned, d);
     }
     // A roll: a new VM, running before the old one and its disks are deleted.
@@ -536,4 +563,33 @@ fn destroy_preview(prior: &Value) -> Diagnostics {
             text(prior, "vm_name").unwrap_or_default()
         ),
     ))
+}
+
+/// Prices a VM that has no price in state yet (just imported) at its own instance type.
+fn price_as_it_is(
+    planned: &mut Value,
+    settings: &Settings,
+    catalog: &Catalog,
+    d: &mut Diagnostics,
+) {
+    let mut want = planned.clone();
+    set(&mut want, "gpu", Value::Null);
+    set(&mut want, "gpu_count", Value::Null);
+    let Ok(spec) = core_config(&want, settings).validate(catalog) else {
+        return; // a type the catalog does not know: no price, and the read said what it is
+    };
+    let t = text(planned, "instance_type").unwrap_or_default();
+    if let Some(chosen) = gpu_core::pool::choose::price_types(
+        catalog,
+        spec.cloud,
+        &spec.region,
+        &[t],
+        &Freshness::at_most(settings.max_price_age),
+    )
+    .into_iter()
+    .next()
+    {
+        price_into(planned, &spec, chosen, None, "Prices the imported VM", d);
+        set(planned, "monthly_delta_usd", Value::number(0)); // it already runs and bills
+    }
 }

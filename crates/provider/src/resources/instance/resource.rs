@@ -5,12 +5,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
 use tfplugin::provider::{
-    ApplyResourceChangeResponse, PlanResourceChangeResponse, ReadResourceResponse,
+    ApplyResourceChangeResponse, ImportResourceStateResponse, PlanResourceChangeResponse,
+    ReadResourceResponse,
 };
-use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest};
-use tfplugin::{Diagnostics, Resource, Schema};
+use tfplugin::resource::{
+    ApplyRequest, ImportRequest, PlanRequest, ReadRequest, ValidateRequest, imported,
+};
+use tfplugin::{Diagnostic, Diagnostics, Resource, Schema};
 
-use super::{TYPE_NAME, apply, plan, schema};
+use super::{TYPE_NAME, apply, import, plan, schema};
 use crate::provider::GpuProvider;
 
 /// The `gpu_instance` resource, configured through the provider block.
@@ -57,8 +60,11 @@ impl Resource for InstanceResource {
 
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
         let settings = self.provider.instance_settings();
+        // The plan took an import's unreadable inputs from the configuration: so does apply.
+        let adopted = (request.planned_private() == import::IMPORTED)
+            .then(|| import::adopt(request.prior(), request.planned(), Catalog::embedded()).0);
         apply::apply(
-            request.prior(),
+            adopted.as_ref().unwrap_or(request.prior()),
             request.planned(),
             &settings,
             Catalog::embedded(),
@@ -72,5 +78,26 @@ impl Resource for InstanceResource {
         let mut r = apply::read(request.current(), &settings, &settings).await;
         r.private = request.private().to_vec();
         r
+    }
+
+    /// `terraform import gpu_instance.x <id>`: `aws/<region>/<i-…>`, an Azure VM's ARM id,
+    /// or `projects/<p>/zones/<z>/instances/<name>`; the read that follows fills the rest.
+    async fn import(&self, request: ImportRequest) -> ImportResourceStateResponse {
+        let settings = self.provider.instance_settings();
+        match import::import_state(
+            request.id(),
+            &schema().value_type(),
+            settings.base.azure.subscription_id.as_deref(),
+            settings.base.gcp.project.as_deref(),
+        ) {
+            Ok(state) => {
+                let mut r = imported(state);
+                if let Some(first) = r.imported.first_mut() {
+                    first.private = import::IMPORTED.to_vec();
+                }
+                r
+            }
+            Err(why) => Diagnostics::from(Diagnostic::error("Invalid import id", why)).into(),
+        }
     }
 }
