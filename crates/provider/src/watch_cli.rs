@@ -151,16 +151,18 @@ async fn watch(
     let elector = args.lease.elector()?;
     let metrics = Arc::new(Metrics::new());
     metrics.set_leader(elector.is_none());
-    let hold: Option<LeaseHold> = match elector {
+    let (hold, election) = match elector {
         Some(el) => {
             let m = metrics.clone();
-            Some(
-                el.run_in_background(move |leader| m.set_leader(leader))
-                    .await,
-            )
+            let (hold, bg) = el
+                .run_in_background(move |leader| m.set_leader(leader))
+                .await;
+            (Some(hold), Some(bg))
         }
-        None => None,
+        None => (None, None),
     };
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("listening for SIGTERM: {e}"))?;
     if let Some(addr) = &args.metrics_addr {
         let bound = crate::watch::serve::spawn(addr, metrics.clone()).await?;
         eprintln!("terraform-provider-gpu watch: metrics on http://{bound}/metrics");
@@ -230,7 +232,15 @@ async fn watch(
         {
             break;
         }
-        tokio::time::sleep(interval).await;
+        // SIGTERM (a pod stopping) or Ctrl-C ends the loop between passes.
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = terminate.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    if let Some(bg) = election {
+        bg.release().await;
     }
     if args.summary {
         eprintln!("{}", Summary::of(&all).table());

@@ -3,14 +3,15 @@
 //!
 //! A replica that is not leader does no pass; it says "standby" once per spell. A replica
 //! that cannot reach the API is not leader (no starts) and keeps running. Before each
-//! start the leader checks it still holds an unexpired lease ([`LeaseHold`]).
+//! start the leader checks it still holds an unexpired lease ([`LeaseHold`]). At exit the
+//! leader gives the Lease up ([`Background::release`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::kube::{KubeAccess, KubeError, LeaseClient, SERVICE_ACCOUNT_DIR};
-use super::lease::{Decision, decide, hold_for};
+use super::lease::{Decision, decide, hold_for, released};
 
 /// The leader-election flags of `watch`.
 #[derive(Debug, Clone, clap::Args)]
@@ -171,20 +172,28 @@ impl Elector {
     /// Keeps electing in the background: one round now (so the first pass knows its
     /// role), then one every [`Elector::retry_period`], renewing while a pass runs however
     /// long it takes (a pass never outlives the lease unnoticed). `on_round` hears each
-    /// outcome. Returns the hold the loop and the start guard read.
+    /// outcome. Returns the hold the loop and the start guard read, and the handle that
+    /// stops the election and gives the lease up.
     pub async fn run_in_background(
         mut self,
         on_round: impl Fn(bool) + Send + Sync + 'static,
-    ) -> LeaseHold {
+    ) -> (LeaseHold, Background) {
         let hold = self.hold();
         on_round(self.round().await == Role::Leader);
-        tokio::spawn(async move {
+        let (client, identity) = (self.client.clone(), self.identity.clone());
+        let task = tokio::spawn(async move {
             loop {
                 tokio::time::sleep(self.retry_period()).await;
                 on_round(self.round().await == Role::Leader);
             }
         });
-        hold
+        let bg = Background {
+            client,
+            identity,
+            hold: hold.clone(),
+            task: Some(task),
+        };
+        (hold, bg)
     }
 
     /// One acquire-or-renew; says on standard error when the role changes (standby once
@@ -241,6 +250,58 @@ impl Elector {
                 };
                 Ok(Role::Leader)
             }
+        }
+    }
+}
+
+/// The election running in the background.
+#[derive(Debug)]
+pub struct Background {
+    client: LeaseClient,
+    identity: String,
+    hold: LeaseHold,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Background {
+    /// Stops electing and, when this replica holds the Lease, gives it up at once (as
+    /// client-go's `ReleaseOnCancel`: no holder, a 1-second duration), so another replica
+    /// takes over without waiting for it to run out. Best effort: a failure only means
+    /// the others wait for the expiry.
+    pub async fn release(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+        // The Lease itself says whether it is ours: the aborted round may have written it
+        // without having said so yet.
+        self.hold.set(None);
+        let outcome = async {
+            let Some(read) = self.client.get().await? else {
+                return Ok(false);
+            };
+            if read.record.holder != self.identity {
+                return Ok(false);
+            }
+            let now_us = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as i64);
+            self.client
+                .replace(&read, &released(&read.record, now_us))
+                .await
+                .map(|_| true)
+        }
+        .await;
+        match outcome {
+            Ok(true) => eprintln!(
+                "terraform-provider-gpu watch: released the lease {}",
+                self.client.describe()
+            ),
+            Ok(false) => {}
+            Err(e) => eprintln!(
+                "terraform-provider-gpu watch: could not release the lease {} (it runs out by itself): {e}",
+                self.client.describe()
+            ),
         }
     }
 }

@@ -276,3 +276,48 @@ fn api_error(status: u16, body: &Value) -> KubeError {
             .to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_reads_and_writes_back_in_the_api_shape() {
+        let object = json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "gpu-watch", "namespace": "gpu", "resourceVersion": "4711"},
+            "spec": {
+                "holderIdentity": "gpu-watch-7d9f-abcde",
+                "leaseDurationSeconds": 30,
+                "acquireTime": "2025-12-05T02:00:00.000000Z",
+                "renewTime": "2025-12-05T02:00:10.250000Z",
+                "leaseTransitions": 3
+            }
+        });
+        let read = read_lease(object.clone()).unwrap();
+        assert_eq!(
+            read.record,
+            LeaseRecord {
+                holder: "gpu-watch-7d9f-abcde".into(),
+                duration_secs: 30,
+                acquire_us: Some(1_764_900_000_000_000),
+                renew_us: Some(1_764_900_010_250_000),
+                transitions: 3,
+            }
+        );
+        assert_eq!(spec_json(&read.record), object["spec"]);
+        // A Lease created bare (kubectl) has no spec fields: free for anyone.
+        let bare = read_lease(json!({"kind": "Lease", "metadata": {"name": "x"}})).unwrap();
+        assert_eq!(bare.record, LeaseRecord::default());
+        let status = json!({"kind": "Status", "reason": "NotFound", "code": 404});
+        assert!(matches!(
+            read_lease(status.clone()),
+            Err(KubeError::BadBody(_))
+        ));
+        assert_eq!(
+            api_error(403, &json!({"reason": "Forbidden", "message": "no"})).to_string(),
+            "the Kubernetes API answered 403 Forbidden: no"
+        );
+    }
+}

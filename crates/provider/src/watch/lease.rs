@@ -98,6 +98,18 @@ pub fn decide(
     }
 }
 
+/// The Lease given up by its holder at `now_us`: no holder, a 1-second duration, the
+/// transitions kept (client-go's release; the next holder counts one more).
+pub fn released(current: &LeaseRecord, now_us: i64) -> LeaseRecord {
+    LeaseRecord {
+        holder: String::new(),
+        duration_secs: 1,
+        acquire_us: Some(now_us),
+        renew_us: Some(now_us),
+        transitions: current.transitions,
+    }
+}
+
 /// How long after sending a successful acquire or renew this replica may still act as
 /// leader: the duration less a fifth, kept back for clock skew between replicas and for
 /// the time a cloud call takes.
@@ -213,6 +225,16 @@ mod tests {
             assert_eq!((r.holder.as_str(), r.transitions), ("a", 5));
             assert_eq!((r.acquire_us, r.renew_us), (Some(NOW), Some(NOW)));
         }
+    }
+
+    #[test]
+    fn a_released_lease_is_free_for_the_next_replica_at_once() {
+        let given_up = released(&held_by("a", 1), NOW);
+        assert_eq!((given_up.holder.as_str(), given_up.duration_secs), ("", 1));
+        let Decision::Acquire(r) = decide(Some(&given_up), "b", NOW + 1, D) else {
+            panic!("acquire")
+        };
+        assert_eq!((r.holder.as_str(), r.transitions), ("b", 5));
     }
 
     #[test]
