@@ -54,7 +54,8 @@ impl LeaseHold {
             .unwrap_or(false)
     }
 
-    fn set(&self, until: Option<Instant>) {
+    /// Sets until when this replica may act as leader (`None`: not leader).
+    pub fn set(&self, until: Option<Instant>) {
         if let Ok(mut u) = self.0.lock() {
             *u = until;
         }
