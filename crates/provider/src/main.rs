@@ -15,6 +15,7 @@ mod placement_cli;
 mod provider;
 mod resources;
 mod validate;
+mod watch;
 mod watch_cli;
 
 use std::process::ExitCode;

@@ -1,11 +1,14 @@
 //! `watch`: the reclaim watcher. Finds the VMs `gpu_instance` manages that a reclaim
 //! stopped and brings them back (`core::reclaim::Watcher`), one JSON line per event, a
 //! summary table at the end. Never deletes or stops anything, never starts a VM a person
-//! stopped. Same credential chains as the provider.
+//! stopped. Same credential chains as the provider. With `--lease-name` only the replica
+//! holding the Lease does passes (`crate::watch::elector`); with `--metrics-addr` it serves
+//! Prometheus metrics (`crate::watch::metrics`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use gpu_core::catalog::Catalog;
@@ -16,6 +19,9 @@ use gpu_core::retry::Backoff;
 
 use crate::resources::instance::Settings;
 use crate::resources::instance::connect::{Connector, Place};
+use crate::watch::elector::{LeaseArgs, LeaseHold};
+use crate::watch::guard::LeaseGuarded;
+use crate::watch::metrics::Metrics;
 
 /// The flags of `watch`.
 #[derive(Debug, clap::Args)]
@@ -29,10 +35,10 @@ pub struct WatchArgs {
     /// Pause between passes (Go duration: `30s`, `2m`).
     #[arg(long, default_value = "60s")]
     interval: String,
-    /// Stop after this many passes.
+    /// Stop after this many passes (a round on standby counts as one).
     #[arg(long)]
     passes: Option<u32>,
-    /// Exit after a pass that leaves no reclaimed VM to bring back.
+    /// Exit after a pass that leaves no reclaimed VM to bring back (never on standby).
     #[arg(long)]
     exit_when_idle: bool,
     /// First pause after a start refused for want of capacity (doubles, with jitter).
@@ -62,6 +68,13 @@ pub struct WatchArgs {
     /// ARM endpoint, as the provider's `azure.endpoint`.
     #[arg(long)]
     azure_endpoint: Option<String>,
+    /// Serve Prometheus metrics on this address (`GET /metrics`), e.g. `127.0.0.1:9464`
+    /// or `0.0.0.0:9464` in a pod (off when not given).
+    #[arg(long)]
+    metrics_addr: Option<String>,
+    /// Leader election among replicas.
+    #[command(flatten)]
+    lease: Box<LeaseArgs>,
 }
 
 fn duration(flag: &str, s: &str) -> Result<Duration, String> {
@@ -143,12 +156,37 @@ async fn watch(
     schedule: StartSchedule,
     interval: Duration,
 ) -> Result<(), String> {
+    let elector = args.lease.elector()?;
+    let metrics = Arc::new(Metrics::new());
+    metrics.set_leader(elector.is_none());
+    let (hold, election) = match elector {
+        Some(el) => {
+            let m = metrics.clone();
+            let (hold, bg) = el
+                .run_in_background(move |leader| m.set_leader(leader))
+                .await;
+            (Some(hold), Some(bg))
+        }
+        None => (None, None),
+    };
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("listening for SIGTERM: {e}"))?;
+    if let Some(addr) = &args.metrics_addr {
+        let bound = crate::watch::serve::spawn(addr, metrics.clone()).await?;
+        eprintln!("terraform-provider-gpu watch: metrics on http://{bound}/metrics");
+    }
     let mut clouds: Vec<(Box<dyn Instances>, Watcher, String)> = Vec::new();
     for p in places {
-        let c = settings
+        let mut c = settings
             .instances(p)
             .await
             .map_err(|e| format!("{}: {e}", p.cloud))?;
+        if let Some(hold) = &hold {
+            c = Box::new(LeaseGuarded {
+                inner: c,
+                hold: hold.clone(),
+            });
+        }
         let scope = p.project.clone().or(p.subscription.clone());
         let label = format!("{}:{}", p.cloud, scope.unwrap_or(p.region.clone()));
         clouds.push((c, Watcher::new(schedule), label));
@@ -168,11 +206,14 @@ async fn watch(
     let mut pass = 0u32;
     loop {
         pass += 1;
-        for (cloud, watcher, label) in &mut clouds {
+        // With election, a pass only while the lease renewed in the background holds.
+        let leader = hold.as_ref().is_none_or(LeaseHold::holds);
+        for (cloud, watcher, label) in clouds.iter_mut().filter(|_| leader) {
             let now = gpu_core::time::unix_now() as i64;
             match watcher.pass(cloud.as_ref(), Catalog::embedded(), now).await {
                 Ok(events) => {
                     for e in events {
+                        metrics.observe(&e);
                         let _ = writeln!(out, "{}", e.json_line());
                         all.push(e);
                     }
@@ -182,10 +223,29 @@ async fn watch(
             }
         }
         let pending: usize = clouds.iter().map(|(_, w, _)| w.pending()).sum();
-        if max_passes.is_some_and(|m| pass >= m) || (args.exit_when_idle && pending == 0) {
+        if leader {
+            let mut by_cloud: std::collections::BTreeMap<&str, usize> = Default::default();
+            for (c, w, _) in &clouds {
+                *by_cloud.entry(c.cloud().as_str()).or_default() += w.pending();
+            }
+            for (cloud, n) in by_cloud {
+                metrics.set_stopped(cloud, n);
+            }
+            metrics.pass_done(gpu_core::time::unix_now() as f64);
+        }
+        if max_passes.is_some_and(|m| pass >= m) || (args.exit_when_idle && leader && pending == 0)
+        {
             break;
         }
-        tokio::time::sleep(interval).await;
+        // SIGTERM (a pod stopping) or Ctrl-C ends the loop between passes.
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = terminate.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    if let Some(bg) = election {
+        bg.release().await;
     }
     if args.summary {
         eprintln!("{}", Summary::of(&all).table());
