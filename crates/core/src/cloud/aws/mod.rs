@@ -16,6 +16,7 @@ mod errors;
 mod instances;
 mod retrying;
 
+pub use aws_config::SdkConfig;
 pub use commitments::{Ec2Commitments, Ec2Options};
 pub use config_cache::{ConfigCache, ConfigKey};
 pub use instances::{DLAMI_NAME, DLAMI_OWNER, Ec2Instances};

@@ -1,7 +1,7 @@
 //! The commitment adapter of a kind's cloud, with that cloud's usual credentials.
 
 use gpu_core::cloud::CloudError;
-use gpu_core::cloud::aws::{ConfigKey, Ec2Commitments, Ec2Options};
+use gpu_core::cloud::aws::{ConfigKey, Ec2Commitments, Ec2Options, SdkConfig};
 use gpu_core::cloud::azure::{AzureCommitmentOptions, AzureCommitments};
 use gpu_core::cloud::gcp::{ComputeCommitments, ComputeOptions};
 use gpu_core::commitment::Commitments;
@@ -48,18 +48,20 @@ fn compute(settings: &Settings) -> Result<ComputeCommitments, CloudError> {
             "Google Cloud commitments are bought in the provider's `gcp.project`: set it in the `provider \"gpu\"` block".into(),
         )
     })?;
-    ComputeCommitments::connect(&ComputeOptions {
-        project,
-        endpoint: settings.gcp.endpoint.clone(),
-        access_token: settings.gcp.access_token.clone(),
-        cancel: settings.cancel.clone(),
-        ..Default::default()
-    })
+    ComputeCommitments::connect(&compute_options(settings, project))
 }
 
 /// EC2 commitments in `region` (the usual AWS chain, `aws.profile`, `aws.endpoints.ec2`,
 /// `aws.max_retries`, the provider's stop signal).
 pub async fn ec2(settings: &Settings, region: &str) -> Box<dyn Commitments> {
+    let (sdk, opts) = ec2_setup(settings, region).await;
+    Box::new(Ec2Commitments::new(sdk, opts))
+}
+
+/// The provider's AWS settings for EC2 in `region`: the usual chain with `aws.profile`
+/// (loaded once per region and profile), `aws.endpoints.ec2`, `aws.max_retries`, the stop
+/// signal. Commitments and `gpu_instance` both reach EC2 through it.
+pub async fn ec2_setup(settings: &Settings, region: &str) -> (SdkConfig, Ec2Options) {
     let sdk = settings
         .aws_configs
         .get(&ConfigKey {
@@ -67,18 +69,38 @@ pub async fn ec2(settings: &Settings, region: &str) -> Box<dyn Commitments> {
             profile: settings.aws_profile.clone(),
         })
         .await;
-    Box::new(Ec2Commitments::new(
-        sdk,
-        Ec2Options {
-            endpoint_url: settings.ec2_endpoint.clone(),
-            retry: settings.aws_max_retries.map(|n| RetryPolicy {
-                max_attempts: n + 1,
-                ..RetryPolicy::default()
-            }),
-            cancel: settings.cancel.clone(),
-            ..Default::default()
-        },
-    ))
+    let opts = Ec2Options {
+        endpoint_url: settings.ec2_endpoint.clone(),
+        retry: settings.aws_max_retries.map(|n| RetryPolicy {
+            max_attempts: n + 1,
+            ..RetryPolicy::default()
+        }),
+        cancel: settings.cancel.clone(),
+        ..Default::default()
+    };
+    (sdk, opts)
+}
+
+/// The provider's Google settings (endpoint, access token, stop signal) for `project`.
+pub fn compute_options(settings: &Settings, project: String) -> ComputeOptions {
+    ComputeOptions {
+        project,
+        endpoint: settings.gcp.endpoint.clone(),
+        access_token: settings.gcp.access_token.clone(),
+        cancel: settings.cancel.clone(),
+        ..Default::default()
+    }
+}
+
+/// The provider's Azure settings (endpoint, tenant, stop signal) for `subscription_id`.
+pub fn azure_options(settings: &Settings, subscription_id: String) -> AzureCommitmentOptions {
+    AzureCommitmentOptions {
+        subscription_id,
+        endpoint: settings.azure.endpoint.clone(),
+        tenant_id: settings.azure.tenant_id.clone(),
+        cancel: settings.cancel.clone(),
+        ..Default::default()
+    }
 }
 
 /// Azure in the provider's `azure.subscription_id`, with Azure's usual credentials.
@@ -88,11 +110,5 @@ fn azure(settings: &Settings) -> Result<AzureCommitments, CloudError> {
             "Azure commitments are bought in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block".into(),
         )
     })?;
-    AzureCommitments::connect(&AzureCommitmentOptions {
-        subscription_id,
-        endpoint: settings.azure.endpoint.clone(),
-        tenant_id: settings.azure.tenant_id.clone(),
-        cancel: settings.cancel.clone(),
-        ..Default::default()
-    })
+    AzureCommitments::connect(&azure_options(settings, subscription_id))
 }

@@ -5,6 +5,7 @@ use gpu_core::instance::Instances;
 use gpu_core::offer::Cloud;
 
 use super::Settings;
+use crate::resources::commitment::connect as options;
 
 /// Where an instance lives, as much as the adapter needs to reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,35 +35,13 @@ impl Connector for Settings {
                 let project = place.project.clone().ok_or_else(|| {
                     CloudError::Invalid("no Google Cloud project: set `gcp.project`".into())
                 })?;
-                gpu_core::cloud::gcp::ComputeInstances::connect(
-                    &gpu_core::cloud::gcp::ComputeOptions {
-                        project,
-                        endpoint: self.base.gcp.endpoint.clone(),
-                        access_token: self.base.gcp.access_token.clone(),
-                        cancel: self.base.cancel.clone(),
-                        ..Default::default()
-                    },
-                )
+                gpu_core::cloud::gcp::ComputeInstances::connect(&options::compute_options(
+                    &self.base, project,
+                ))
                 .map(|c| Box::new(c) as Box<dyn Instances>)
             }
             Cloud::Aws => {
-                let b = &self.base;
-                let sdk = b
-                    .aws_configs
-                    .get(&gpu_core::cloud::aws::ConfigKey {
-                        region: Some(place.region.clone()),
-                        profile: b.aws_profile.clone(),
-                    })
-                    .await;
-                let opts = gpu_core::cloud::aws::Ec2Options {
-                    endpoint_url: b.ec2_endpoint.clone(),
-                    retry: b.aws_max_retries.map(|n| gpu_core::retry::RetryPolicy {
-                        max_attempts: n + 1,
-                        ..Default::default()
-                    }),
-                    cancel: b.cancel.clone(),
-                    ..Default::default()
-                };
+                let (sdk, opts) = options::ec2_setup(&self.base, &place.region).await;
                 Ok(Box::new(gpu_core::cloud::aws::Ec2Instances::new(
                     &sdk,
                     &place.region,
@@ -79,15 +58,10 @@ impl Connector for Settings {
                             "no Azure subscription: Azure VMs are created in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block".into(),
                         )
                     })?;
-                gpu_core::cloud::azure::AzureVms::connect(
-                    &gpu_core::cloud::azure::AzureCommitmentOptions {
-                        subscription_id,
-                        endpoint: self.base.azure.endpoint.clone(),
-                        tenant_id: self.base.azure.tenant_id.clone(),
-                        cancel: self.base.cancel.clone(),
-                        ..Default::default()
-                    },
-                )
+                gpu_core::cloud::azure::AzureVms::connect(&options::azure_options(
+                    &self.base,
+                    subscription_id,
+                ))
                 .map(|c| Box::new(c) as Box<dyn Instances>)
             }
             other => Err(CloudError::Invalid(format!(

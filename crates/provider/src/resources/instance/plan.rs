@@ -164,10 +164,15 @@ pub fn place_of(v: &Value, spec: Option<&InstanceSpec>, settings: &Settings) -> 
         cloud,
         region: spelling::region(Some(cloud), &text(v, "region")?),
         project,
-        subscription: (cloud == Cloud::Azure)
-            .then(|| settings.base.azure.subscription_id.clone())
-            .flatten(),
+        subscription: subscription_of(cloud, settings),
     })
+}
+
+/// The Azure subscription VMs live in: the provider's (none on other clouds).
+fn subscription_of(cloud: Cloud, settings: &Settings) -> Option<String> {
+    (cloud == Cloud::Azure)
+        .then(|| settings.base.azure.subscription_id.clone())
+        .flatten()
 }
 
 async fn plan_create(
@@ -298,9 +303,7 @@ async fn default_image(
             gpu_core::instance::InstanceClass::Gcp { project, .. } => Some(project.clone()),
             _ => None,
         },
-        subscription: (spec.cloud == Cloud::Azure)
-            .then(|| settings.base.azure.subscription_id.clone())
-            .flatten(),
+        subscription: subscription_of(spec.cloud, settings),
     };
     let fail = |e: String| {
         Diagnostic::error(
