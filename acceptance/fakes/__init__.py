@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import ipaddress
 import json
+import random
 import re
 import ssl
 import threading
@@ -100,6 +101,43 @@ FAULT_KEYS = ("method", "path", "status", "count", "retry_after", "code", "messa
               "lose_answer")
 
 
+@dataclass
+class RandomFault:
+    """Answer a share `rate` of the requests matching `method` and `path` (as `Fault`)
+    with `status`, drawn from a generator seeded with `seed` so a run can be repeated:
+    the background throttling of a busy account. `lose_answer` as in `Fault`."""
+
+    rate: float
+    status: int = 429
+    seed: int = 0
+    method: str = "*"
+    path: str = ".*"
+    retry_after: int | None = None
+    code: str | None = None
+    message: str | None = None
+    lose_answer: bool = False
+    rng: random.Random = field(default=None, repr=False, compare=False)
+    injected: int = 0
+
+    def __post_init__(self):
+        if not 0.0 <= float(self.rate) <= 1.0:
+            raise ValueError("rate must be within 0 and 1")
+        self.rate, self.status = float(self.rate), int(self.status)
+        self.method = self.method.upper() if self.method != "*" else "*"
+        self.rng = random.Random(int(self.seed))
+
+    def draw(self, method: str, path: str) -> bool:
+        """Whether this request is answered with the fault (draws only for matches)."""
+        if self.method not in ("*", method) or not re.search(self.path, path):
+            return False
+        hit = self.rng.random() < self.rate
+        self.injected += hit
+        return hit
+
+    def public(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "rng"}
+
+
 class FakeServer:
     """Base of every fake. Subclasses implement `handle(request) -> Response`,
     `error(status, code, message, retry_after) -> Response` (their cloud's error shape) and
@@ -115,6 +153,7 @@ class FakeServer:
         self.scheme = "http"
         self.requests: list[dict] = []
         self.faults: list[Fault] = []
+        self.random_faults: list[RandomFault] = []
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -170,6 +209,14 @@ class FakeServer:
             self.faults.append(fault)
         return fault
 
+    def inject_random(self, rate: float, status: int = 429, **options) -> RandomFault:
+        """Answers a share `rate` of the matching requests (`method`, `path`) with `status`
+        from now on, until `clear`ed; see `RandomFault` for the options."""
+        fault = RandomFault(rate, status, **options)
+        with self.lock:
+            self.random_faults.append(fault)
+        return fault
+
     def configure(self, settings: dict) -> None:
         """Applies fake-specific settings (e.g. `polls`); unknown keys are an error."""
         if settings:
@@ -187,6 +234,7 @@ class FakeServer:
         with self.lock:
             self.requests.clear()
             self.faults.clear()
+            self.random_faults.clear()
             self.reset_state()
 
     def reset_state(self) -> None:
@@ -197,7 +245,8 @@ class FakeServer:
         faults still pending."""
         with self.lock:
             state = {**self.snapshot(), "requests": self.requests,
-                     "faults": [f.__dict__ for f in self.faults if f.count > 0]}
+                     "faults": [f.__dict__ for f in self.faults if f.count > 0],
+                     "random_faults": [f.public() for f in self.random_faults]}
             return json.loads(json.dumps(state))  # a deep copy, detached from the fake
 
     def snapshot(self) -> dict:
@@ -239,6 +288,9 @@ class FakeServer:
             fault = next((f for f in self.faults if f.matches(method, target)), None)
             if fault is not None:
                 fault.count -= 1
+            else:
+                fault = next((f for f in self.random_faults if f.draw(method, target)), None)
+            if fault is not None:
                 entry["injected"] = True
                 if fault.lose_answer:
                     entry["lost_status"] = self._handle_safely(request).status
@@ -277,15 +329,21 @@ class FakeServer:
                                                       else [])
                 if "status" in data:  # the body itself is one fault
                     faults.append({k: data.pop(k) for k in FAULT_KEYS if k in data})
+                randoms = data.pop("random", None) or []
                 if data.pop("clear", False):
                     with self.lock:
                         self.faults.clear()
+                        self.random_faults.clear()
                 with self.lock:
                     self.configure(data)
                 for f in faults:
                     self.inject(**f)
+                for f in randoms:
+                    self.inject_random(**f)
                 return Response(200, {"faults": [f.__dict__.copy() for f in self.faults
-                                                 if f.count > 0]})
+                                                 if f.count > 0],
+                                      "random_faults": [f.public()
+                                                        for f in self.random_faults]})
         except (TypeError, ValueError, KeyError, LookupError) as e:
             return Response(400, {"error": str(e)})
         return Response(404, {"error": f"no control endpoint {method} {path}"})

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 import uuid
 
 from . import FakeServer, Request, Response, now_rfc3339, request_id
@@ -78,7 +79,8 @@ STATE_WORDS = {"create": "Creating", "update": "Updating", "delete": "Deleting"}
 class ArmAks(FakeServer):
     """The fake ARM endpoint (`url` is what a client uses instead of
     https://management.azure.com). Settings (`configure`, or `POST /_fake/faults`):
-    `polls` (InProgress answers before an operation ends, default 2), `retry_after`
+    `polls` (InProgress answers before an operation ends, default 2), `op_seconds` (an
+    operation also ends once it has run this long, polled or not; default 10), `retry_after`
     (seconds, default 1), `fail_next_operation` ({code, message, status}: the next
     operation ends Failed), `rp_error_shape` ("wrapped" per the reference, or "flat"),
     `api_versions` (accepted api-versions, default the pinned one)."""
@@ -95,6 +97,7 @@ class ArmAks(FakeServer):
         self.clusters: dict[tuple[str, str, str], dict] = {}
         self.operations: dict[str, dict] = {}
         self.polls, self.retry_after, self.fail_next = 2, 1, None
+        self.op_seconds = 10.0
         self.rp_error_shape = "wrapped"
         self.api_versions = self.default_api_versions
 
@@ -104,6 +107,10 @@ class ArmAks(FakeServer):
             self.polls = max(0, int(s.pop("polls")))
         if "retry_after" in s:
             self.retry_after = max(0, int(s.pop("retry_after")))
+        if "op_seconds" in s:
+            self.op_seconds = max(0.0, float(s.pop("op_seconds")))
+        if "hold" in s:
+            self.hold(**s.pop("hold"))
         if "fail_next_operation" in s:
             self.fail_next = s.pop("fail_next_operation")
         if "rp_error_shape" in s:
@@ -114,6 +121,18 @@ class ArmAks(FakeServer):
         if "api_versions" in s:
             self.api_versions = tuple(s.pop("api_versions"))
         super().configure(s)
+
+    def hold(self, cluster: str, seconds: float, pool: str = "nodepool1") -> str:
+        """Starts an update of someone else's on agent pool `pool` of cluster `cluster` (by
+        name), as the console or the cluster autoscaler do: for `seconds` every agent pool
+        PUT or DELETE of the cluster is refused as busy. Returns the operation's id."""
+        with self.lock:
+            c = next(c for c in self.clusters.values() if c["name"] == cluster)
+            if c["operation"]:
+                raise ValueError(f"cluster {cluster} already runs {c['operation']}")
+            op = self._start(c, pool, "update")
+            op["seconds"], op["polls_left"] = float(seconds), 10**9
+            return op["id"]
 
     # --- seeding and state ----------------------------------------------------------
 
@@ -153,6 +172,7 @@ class ArmAks(FakeServer):
     def snapshot(self) -> dict:
         return {
             "settings": {"polls": self.polls, "retry_after": self.retry_after,
+                         "op_seconds": self.op_seconds,
                          "fail_next_operation": self.fail_next,
                          "rp_error_shape": self.rp_error_shape,
                          "api_versions": list(self.api_versions)},
@@ -237,6 +257,7 @@ class ArmAks(FakeServer):
     # --- request handling -------------------------------------------------------------
 
     def handle(self, request: Request) -> Response:
+        self._tick()
         issued, failure = self._authenticate(request)
         if failure:
             return failure
@@ -277,7 +298,7 @@ class ArmAks(FakeServer):
             return Response(200, self._pool_json(cluster, pool))
         if request.method == "PUT":
             return self._put(request, cluster, name)
-        return self._delete(cluster, name)
+        return self._delete(cluster, name, request)
 
     def _unauthorized(self, code: str, message: str, description: str = "") -> Response:
         return unauthorized(code, message, description)
@@ -320,9 +341,10 @@ class ArmAks(FakeServer):
 
     # --- agent pool writes --------------------------------------------------------------
 
-    def _busy(self, cluster: dict) -> Response | None:
+    def _busy(self, cluster: dict, request: Request) -> Response | None:
         if cluster["operation"] is None:
             return None
+        request.log["busy"] = True  # refused: another operation was running
         op = self.operations[cluster["operation"]]
         return self._rp_error(409, "OperationNotAllowed",
                               f"Operation is not allowed: Another agentpool operation "
@@ -355,7 +377,7 @@ class ArmAks(FakeServer):
         props, failure = self._validate(cluster, name, body, existing)
         if failure:
             return failure
-        busy = self._busy(cluster)
+        busy = self._busy(cluster, request)
         if busy:
             return busy
         kind = "update" if existing else "create"
@@ -365,11 +387,11 @@ class ArmAks(FakeServer):
         return Response(200 if existing else 201, self._pool_json(cluster, pool),
                         self._async_headers(cluster, op))
 
-    def _delete(self, cluster: dict, name: str) -> Response:
+    def _delete(self, cluster: dict, name: str, request: Request) -> Response:
         pool = cluster["pools"].get(name)
         if pool is None:
             return Response(204, None, {"x-ms-request-id": request_id()})
-        busy = self._busy(cluster)
+        busy = self._busy(cluster, request)
         if busy:
             return busy
         pool["provisioningState"] = "Deleting"
@@ -519,13 +541,23 @@ class ArmAks(FakeServer):
 
     # --- long-running operations --------------------------------------------------------
 
+    def _tick(self) -> None:
+        """Ends every operation that has run `op_seconds`: AKS finishes its operations
+        whether or not a client polls them (a client whose answer was lost never knows
+        the operation's URL)."""
+        now = time.monotonic()
+        for op in self.operations.values():
+            limit = op.get("seconds", self.op_seconds)
+            if op["status"] == "InProgress" and now - op["started"] >= limit:
+                self._finish(op)
+
     def _start(self, cluster: dict, pool: str, kind: str) -> dict:
         op = {"id": str(uuid.uuid4()), "kind": kind, "pool": pool,
               "cluster": self._key(cluster["subscription"], cluster["resource_group"],
                                    cluster["name"]),
               "subscription": cluster["subscription"], "location": cluster["location"],
               "status": "InProgress", "polls_left": self.polls, "startTime": now_rfc3339(),
-              "fail": self.fail_next}
+              "fail": self.fail_next, "started": time.monotonic()}
         self.fail_next = None
         self.operations[op["id"]] = op
         cluster["operation"] = op["id"]

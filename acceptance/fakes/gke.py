@@ -177,8 +177,10 @@ def _string_map(value, where: str) -> dict:
 
 class Gke(FakeServer):
     """The fake GKE API (`url` replaces https://container.googleapis.com). Settings:
-    `polls` (RUNNING answers before DONE, default 2), `fail_next_operation`
-    ({status: canonical name, message}: the next operation ends DONE with that error)."""
+    `polls` (RUNNING answers before DONE, default 2), `op_seconds` (an operation also ends
+    once it has run this long, polled or not, as GKE's own do; default 10), and
+    `fail_next_operation` ({status: canonical name, message}: the next operation ends DONE
+    with that error)."""
 
     name = "gke"
 
@@ -190,7 +192,7 @@ class Gke(FakeServer):
     def reset_state(self) -> None:
         self.clusters: dict[tuple[str, str, str], dict] = {}
         self.operations: dict[str, dict] = {}
-        self.polls, self.fail_next = 2, None
+        self.polls, self.fail_next, self.op_seconds = 2, None, 10.0
 
     def configure(self, settings: dict) -> None:
         s = dict(settings)
@@ -198,7 +200,26 @@ class Gke(FakeServer):
             self.polls = max(0, int(s.pop("polls")))
         if "fail_next_operation" in s:
             self.fail_next = s.pop("fail_next_operation")
+        if "op_seconds" in s:
+            self.op_seconds = max(0.0, float(s.pop("op_seconds")))
+        if "hold" in s:
+            self.hold(**s.pop("hold"))
         super().configure(s)
+
+    def hold(self, cluster: str, seconds: float, op_type: str = "UPGRADE_MASTER") -> str:
+        """Starts an operation of someone else's on cluster `cluster` (by name), as the
+        console or GKE's own upgrades do: for `seconds` every node pool mutation is refused
+        as busy. Returns the operation's name."""
+        with self.lock:
+            c = next(c for c in self.clusters.values() if c["name"] == cluster)
+            if c["operation"]:
+                raise ValueError(f"cluster {cluster} already runs {c['operation']}")
+            link = (f"{self.url}/v1/projects/{c['project']}/locations/{c['location']}"
+                    f"/clusters/{c['name']}")
+            self._start(c, {"name": None, "selfLink": link}, op_type)
+            op = self.operations[c["operation"]]
+            op["seconds"], op["polls_left"] = float(seconds), 10**9
+            return c["operation"]
 
     # --- seeding and state ----------------------------------------------------------
 
@@ -243,7 +264,8 @@ class Gke(FakeServer):
 
     def snapshot(self) -> dict:
         return {
-            "settings": {"polls": self.polls, "fail_next_operation": self.fail_next},
+            "settings": {"polls": self.polls, "fail_next_operation": self.fail_next,
+                         "op_seconds": self.op_seconds},
             "clusters": [{
                 "project": c["project"], "location": c["location"], "name": c["name"],
                 "version": c["version"], "locations": c["locations"],
@@ -305,6 +327,7 @@ class Gke(FakeServer):
     # --- request handling ---------------------------------------------------------------
 
     def handle(self, request: Request) -> Response:
+        self._tick()
         failure = self._authenticate(request)
         if failure:
             return failure
@@ -324,6 +347,8 @@ class Gke(FakeServer):
                                                f"{m['location']}/clusters/{m['cluster']}.")
             return self._route(request, kind, m, cluster)
         except GoogleError as e:
+            if any(d.get("reason") == "CLUSTER_ALREADY_HAS_OPERATION" for d in e.details):
+                request.log["busy"] = True  # refused: another operation was running
             return self._google_error(e.status, e.message, e.details + [self._request_info()])
 
     def _route(self, request: Request, kind: str, m, cluster: dict) -> Response:
@@ -609,6 +634,16 @@ class Gke(FakeServer):
 
     # --- operations ---------------------------------------------------------------------
 
+    def _tick(self) -> None:
+        """Ends every operation that has run `op_seconds`: GKE finishes its operations
+        whether or not a client polls them (a client whose answer was lost never knows
+        the operation's name)."""
+        now = time.monotonic()
+        for op in self.operations.values():
+            limit = op.get("seconds", self.op_seconds)
+            if op["public"]["status"] != "DONE" and now - op["started"] >= limit:
+                self._finish(op)
+
     def _start(self, cluster: dict, pool: dict, op_type: str) -> Response:
         name = f"operation-{int(time.time() * 1000)}-{uuid.uuid4()}"
         base = f"{self.url}/v1/projects/{cluster['project']}/locations/{cluster['location']}"
@@ -620,7 +655,7 @@ class Gke(FakeServer):
                                  "cluster": (cluster["project"], cluster["location"],
                                              cluster["name"]),
                                  "pool": pool["name"], "polls_left": self.polls,
-                                 "fail": self.fail_next}
+                                 "fail": self.fail_next, "started": time.monotonic()}
         self.fail_next = None
         cluster["operation"] = name
         return Response(200, dict(public))

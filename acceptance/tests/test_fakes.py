@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import ssl
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -321,6 +322,51 @@ def test_aks_allows_one_operation_per_cluster(arm, auth):
     poll(first.headers["Azure-AsyncOperation"], auth, aks_op_done)
     again = call("PUT", cluster_url(arm, "/agentPools/gpu2"), gpu_pool(), headers=auth)
     assert again.status == 201
+
+
+def test_aks_operations_end_by_themselves_and_refusals_are_logged_as_busy(arm, auth):
+    call("POST", arm.url + "/_fake/faults", {"polls": 100, "op_seconds": 0.3})
+    first = call("PUT", cluster_url(arm, "/agentPools/gpu1"), gpu_pool(), headers=auth)
+    assert first.status == 201
+    refused = call("PUT", cluster_url(arm, "/agentPools/gpu2"), gpu_pool(), headers=auth)
+    assert refused.status == 409
+    time.sleep(0.4)  # nobody polled the first operation: it ends by itself
+    assert call("PUT", cluster_url(arm, "/agentPools/gpu2"), gpu_pool(),
+                headers=auth).status == 201
+    log = state(arm)["requests"]
+    assert [r.get("busy", False) for r in log if r["method"] == "PUT"] == [False, True, False]
+
+
+def test_aks_hold_is_someone_elses_operation_for_a_while(arm, auth):
+    call("POST", arm.url + "/_fake/faults", {"hold": {"cluster": CLUSTER, "seconds": 0.5}})
+    refused = call("PUT", cluster_url(arm, "/agentPools/gpu1"), gpu_pool(), headers=auth)
+    assert refused.status == 409
+    assert "(nodepool1 - Updating) is in progress" in refused.json["error"]["message"]
+    time.sleep(0.6)
+    assert call("PUT", cluster_url(arm, "/agentPools/gpu1"), gpu_pool(),
+                headers=auth).status == 201
+
+
+def test_random_faults_are_a_seeded_share_of_the_matching_requests(arm, auth):
+    def statuses(seed):
+        call("POST", arm.url + "/_fake/reset")
+        arm.seed_cluster(SUB, RG, CLUSTER, REGION, tenant_id=TENANT)
+        call("POST", arm.url + "/_fake/faults", {"random": [
+            {"rate": 0.3, "status": 429, "seed": seed, "path": "/agentPools$",
+             "retry_after": 1}]})
+        return [call("GET", cluster_url(arm, "/agentPools"), headers=auth).status
+                for _ in range(60)]
+
+    first = statuses(7)
+    assert first == statuses(7), "the same seed, the same pattern"
+    assert first != statuses(8)
+    share = first.count(429) / len(first)
+    assert 0.1 < share < 0.5, first
+    assert set(first) == {200, 429}
+    # Only matching requests draw: the cluster itself is never throttled.
+    assert all(call("GET", cluster_url(arm), headers=auth).status == 200 for _ in range(20))
+    listed = state(arm)["random_faults"]
+    assert listed[0]["injected"] == first.count(429) and "rng" not in listed[0]
 
 
 def test_aks_delete_flow(arm, auth):
@@ -870,6 +916,26 @@ def test_gke_injected_throttling_then_success(gke, gauth):
     assert call("POST", gke_url(gke, "/nodePools"), gpu_node_pool(), headers=gauth
                 ).status == 200
     assert [r["status"] for r in state(gke)["requests"]] == [429, 200]
+
+
+def test_gke_operations_end_by_themselves_and_hold_refuses_for_a_while(gke, gauth):
+    call("POST", gke.url + "/_fake/faults", {"polls": 100, "op_seconds": 0.3})
+    first = call("POST", gke_url(gke, "/nodePools"), gpu_node_pool("first"), headers=gauth)
+    assert first.status == 200
+    refused = call("POST", gke_url(gke, "/nodePools"), gpu_node_pool("second"),
+                   headers=gauth)
+    assert refused.status == 400 and refused.json["error"]["status"] == "FAILED_PRECONDITION"
+    time.sleep(0.4)  # nobody polled the first operation: it ends by itself
+    assert call("GET", first.json["selfLink"], headers=gauth).json["status"] == "DONE"
+    held = gke.hold(GKE_CLUSTER, 0.5)
+    again = call("POST", gke_url(gke, "/nodePools"), gpu_node_pool("second"), headers=gauth)
+    assert again.status == 400
+    assert again.json["error"]["message"] == f"Cluster is running incompatible operation {held}."
+    time.sleep(0.6)
+    assert call("POST", gke_url(gke, "/nodePools"), gpu_node_pool("second"),
+                headers=gauth).status == 200
+    log = [r for r in state(gke)["requests"] if r["method"] == "POST"]
+    assert [r.get("busy", False) for r in log] == [False, True, True, False]
 
 
 def test_gke_failed_operation(gke, gauth):
