@@ -306,13 +306,14 @@ async fn one_operation_per_cluster_and_no_overwrite_of_an_existing_pool() {
     aks.create_group(&c, &spec("gs1", CapacityType::Spot, 0, 2), "t")
         .await
         .unwrap();
-    // A second mutation while the first runs: AKS's 409 OperationNotAllowed.
+    // A second mutation while the first runs: AKS's 409 OperationNotAllowed, read as
+    // busy (nothing was done; the reconcile sends it again once the cluster is free).
     let busy = aks
         .create_group(&c, &spec("gs2", CapacityType::Spot, 0, 2), "t")
         .await
         .unwrap_err();
     assert!(
-        matches!(&busy, CloudError::Conflict(m) if m.contains("OperationNotAllowed")),
+        matches!(&busy, CloudError::Busy(m) if m.contains("OperationNotAllowed") && m.contains("in progress")),
         "{busy}"
     );
     aks.wait_until(&c, "gs1", WaitTarget::Active, WAIT)

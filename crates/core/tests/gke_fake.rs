@@ -399,7 +399,7 @@ async fn missing_pools_and_clusters() {
 }
 
 #[tokio::test]
-async fn a_second_mutation_while_an_operation_runs_is_a_conflict() {
+async fn a_second_mutation_while_an_operation_runs_is_refused_as_busy() {
     let fake = start();
     let api = adapter(&fake);
     api.create_group(&cluster(), &pool("first", CapacityType::OnDemand), "t")
@@ -407,7 +407,7 @@ async fn a_second_mutation_while_an_operation_runs_is_a_conflict() {
         .unwrap();
     let second = pool("second", CapacityType::Spot);
     match api.create_group(&cluster(), &second, "t").await {
-        Err(CloudError::Conflict(m)) => {
+        Err(CloudError::Busy(m)) => {
             assert!(m.contains("FAILED_PRECONDITION"), "{m}");
             assert!(m.contains("incompatible operation"), "{m}");
             assert!(!m.contains(&fake.access_token));

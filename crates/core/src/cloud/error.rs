@@ -28,9 +28,14 @@ pub enum CloudError {
     /// The request itself is wrong; retrying it unchanged will not help.
     #[error("invalid request: {0}")]
     Invalid(String),
-    /// The resource exists already or is busy (another operation is running on it).
+    /// The resource exists already, or is in a state that refuses the request.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// Refused because another operation is running on the object or its cluster (AKS's
+    /// and GKE's one operation per cluster, an EKS node group mid-update): nothing was
+    /// done, and the same request can be sent again once that operation ends.
+    #[error("busy: {0}")]
+    Busy(String),
     /// A network failure or server error that may pass.
     #[error("transient: {0}")]
     Transient(String),
@@ -67,6 +72,7 @@ impl CloudError {
             CloudError::Unauthorized(m) => CloudError::Unauthorized(f(m)),
             CloudError::Invalid(m) => CloudError::Invalid(f(m)),
             CloudError::Conflict(m) => CloudError::Conflict(f(m)),
+            CloudError::Busy(m) => CloudError::Busy(f(m)),
             CloudError::Transient(m) => CloudError::Transient(f(m)),
             CloudError::Cancelled(m) => CloudError::Cancelled(f(m)),
             CloudError::Other(m) => CloudError::Other(f(m)),

@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::delta::{ConfigDelta, tag_delta};
-use super::poll::{Backoff, VirtualClock};
+use super::poll::{Backoff, Clock, VirtualClock};
 use super::{
     CapacityType, CloudError, CloudTraits, ClusterRef, GroupSpec, HealthIssue, NodeClass,
     NodeGroup, NodeGroupStatus, NodeGroups, Taint, TaintEffect, WaitTarget, traits,
@@ -70,6 +70,9 @@ pub struct FakeNodeGroups {
     traits: &'static CloudTraits,
     /// The time its waits see: it moves only when they sleep.
     clock: VirtualClock,
+    /// Whose turn it is at each cluster (clouds with serial operations).
+    #[cfg(feature = "live")]
+    turns: super::turns::ClusterTurns,
 }
 
 impl Default for FakeNodeGroups {
@@ -91,6 +94,8 @@ impl FakeNodeGroups {
             settle_after: 0,
             traits: traits::of(cloud).unwrap_or(&traits::EKS),
             clock: VirtualClock::default(),
+            #[cfg(feature = "live")]
+            turns: super::turns::ClusterTurns::default(),
         }
     }
 
@@ -217,7 +222,7 @@ impl FakeNodeGroups {
                 )
         });
         match busy {
-            Some(((_, n), _)) => Err(CloudError::Conflict(format!(
+            Some(((_, n), _)) => Err(CloudError::Busy(format!(
                 "OperationNotAllowed: another operation (on {n}) is in progress in {cluster}"
             ))),
             None => Ok(()),
@@ -307,6 +312,22 @@ fn not_found(cluster: &ClusterRef, name: &str) -> CloudError {
 
 #[async_trait::async_trait]
 impl NodeGroups for FakeNodeGroups {
+    /// Where the cloud runs one operation per cluster, the fake's own queues (shared by
+    /// everything using this fake, as a provider process's adapters share theirs).
+    #[cfg(feature = "live")]
+    async fn take_turn(&self, cluster: &ClusterRef) -> Result<super::Turn, CloudError> {
+        if !self.traits.serial_operations {
+            return Ok(super::Turn::free());
+        }
+        self.turns.take(cluster, &Cancel::new()).await
+    }
+
+    /// Advances the virtual clock.
+    async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
+        self.clock.sleep(pause).await;
+        Ok(())
+    }
+
     fn traits(&self) -> &'static CloudTraits {
         self.traits
     }

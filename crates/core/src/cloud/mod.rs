@@ -15,6 +15,7 @@ pub mod error;
 pub mod fake;
 pub mod poll;
 pub mod traits;
+pub mod turns;
 pub mod types;
 
 #[cfg(feature = "aws")]
@@ -29,6 +30,7 @@ use std::time::Duration;
 pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
 pub use error::CloudError;
 pub use traits::CloudTraits;
+pub use turns::Turn;
 pub use types::{
     AwsClass, AzureClass, CapacityType, GcpClass, GroupSpec, HealthIssue, NodeClass, NodeGroup,
     NodeGroupStatus, Scaling, Taint, TaintEffect, WaitTarget,
@@ -100,4 +102,17 @@ pub trait NodeGroups: Send + Sync {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError>;
+
+    /// Waits for this process's turn to change `cluster` where the cloud runs one group
+    /// operation per cluster ([`CloudTraits::serial_operations`]; [`turns`]); the turn
+    /// lasts until the returned [`Turn`] is dropped. Reads never need one. Default: at
+    /// once, for clouds that run operations on different groups in parallel.
+    async fn take_turn(&self, _cluster: &ClusterRef) -> Result<Turn, CloudError> {
+        Ok(Turn::free())
+    }
+
+    /// Sleeps `pause` on this adapter's clock before a change the cloud refused as busy
+    /// ([`CloudError::Busy`]) is sent again; [`CloudError::Cancelled`] when the provider
+    /// is asked to stop meanwhile.
+    async fn pause(&self, pause: Duration) -> Result<(), CloudError>;
 }

@@ -74,6 +74,17 @@ impl Clock for TokioClock {
     }
 }
 
+/// Sleeps `d` on tokio's timer unless `cancel` is set first: the pause of a live adapter
+/// before a refused change is sent again ([`super::NodeGroups::pause`]).
+#[cfg(feature = "live")]
+pub(crate) async fn pause(cancel: &Cancel, d: Duration) -> Result<(), CloudError> {
+    cancel.run(tokio::time::sleep(d)).await.map_err(|_| {
+        CloudError::Cancelled(
+            "Terraform asked the provider to stop while a change waited for the cluster".into(),
+        )
+    })
+}
+
 /// A clock that only moves when slept on.
 #[derive(Debug, Default)]
 pub struct VirtualClock(AtomicU64);

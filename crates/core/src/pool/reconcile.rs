@@ -7,6 +7,17 @@
 //! cloud runs one operation per cluster), then live groups are updated, then unwanted
 //! groups are deleted. Capacity is added before it is taken away. Every mutating call goes
 //! through one [`Journal`], returned in the [`Outcome`].
+//!
+//! Where the cloud runs one operation per cluster (AKS, GKE), each change takes the
+//! cluster's turn first ([`NodeGroups::take_turn`]) and holds it until the operation it
+//! started has finished, so this process's pools on one cluster queue behind each other
+//! instead of being refused. A change the cloud still refuses as busy (another process, the
+//! console, the cloud's own upgrades: [`CloudError::Busy`]) is sent again after a pause
+//! (2 s doubling to 30 s) until the run's timeout of that kind runs out; a refused request
+//! did nothing, and a create sent again carries the same name and token, so it never
+//! makes a second group. Time queued behind this process's own changes does not count
+//! against the timeouts (each of those is bounded by its own); time refused does.
+//! [`Outcome::waits`] says how long the run waited, for the apply's warning.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -16,9 +27,17 @@ use super::stable_hash::fnv1a;
 use crate::cloud::choke::{Journal, Mutation, Verb};
 use crate::cloud::delta::{ConfigDelta, tag_delta};
 use crate::cloud::{
-    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, WaitTarget, drift,
+    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, Turn, WaitTarget, drift,
 };
 use crate::model::{CapacityType, GroupSpec};
+use crate::retry::Backoff;
+
+/// Pauses before a change the cloud refused as busy is sent again: 2 s doubling to 30 s,
+/// with jitter (so two waiting processes do not knock in step).
+const BUSY_BACKOFF: Backoff = Backoff {
+    initial: Duration::from_secs(2),
+    max: Duration::from_secs(30),
+};
 
 /// How long each kind of wait may take. Each bounds all the waits of its kind in one
 /// run, counted from the run's start (as Terraform's `timeouts` bound a whole operation),
@@ -86,6 +105,28 @@ pub struct Outcome {
     pub error: Option<ReconcileError>,
     /// Every mutating call made, in order.
     pub mutations: Vec<Mutation>,
+    /// How long the run waited for its turns at the cluster.
+    pub waits: TurnWaits,
+}
+
+/// How long a run waited for its turns at a cluster that runs one operation at a time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnWaits {
+    /// Queued behind this process's other changes to the cluster.
+    pub queued: Duration,
+    /// Changes the cloud refused because another operation was running.
+    pub refused: u32,
+    /// Paused before sending refused changes again.
+    pub refused_for: Duration,
+    /// The cloud's last busy answer (it names the operation that held the cluster).
+    pub last_refusal: Option<String>,
+}
+
+impl TurnWaits {
+    /// All the time spent waiting for turns.
+    pub fn total(&self) -> Duration {
+        self.queued + self.refused_for
+    }
 }
 
 /// Reads each of `names` in `cluster`, skipping the ones that do not exist.
@@ -133,6 +174,7 @@ pub async fn destroy(
             live: Vec::new(),
             error: None,
             mutations: run.journal.entries(),
+            waits: run.waits,
         },
         Err(e) => {
             // What still exists is unknown until read again.
@@ -146,7 +188,8 @@ pub async fn destroy(
 type StepResult = Result<(), (String, CloudError)>;
 
 /// One reconcile run: the API, the cluster, the groups known to exist so far, when it
-/// started (timeouts count from there) and the journal of its mutating calls.
+/// started (timeouts count from there), the journal of its mutating calls and its waits
+/// for turns.
 struct Run<'a> {
     api: &'a dyn NodeGroups,
     cluster: &'a ClusterRef,
@@ -154,6 +197,7 @@ struct Run<'a> {
     touched: BTreeSet<String>,
     started: Instant,
     journal: Journal,
+    waits: TurnWaits,
 }
 
 impl<'a> Run<'a> {
@@ -168,7 +212,64 @@ impl<'a> Run<'a> {
             touched: live.iter().map(|g| g.spec.name.clone()).collect(),
             started: Instant::now(),
             journal: Journal::new(),
+            waits: TurnWaits::default(),
         }
+    }
+
+    /// Time since the run started, less the time queued behind this process's other
+    /// changes: what the timeouts bound.
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.waits.queued)
+    }
+
+    /// Takes the cluster's turn for a change (at once where the cloud runs operations in
+    /// parallel), counting the time queued.
+    async fn turn(&mut self, step: &str) -> Result<Turn, (String, CloudError)> {
+        let turn = self
+            .api
+            .take_turn(self.cluster)
+            .await
+            .map_err(|e| (step.to_string(), e))?;
+        self.waits.queued += turn.waited;
+        Ok(turn)
+    }
+
+    /// After the cloud refused a change as busy (`refused` times so far for this change):
+    /// pauses before it is sent again, or fails when the pause would pass `timeout`
+    /// (counted from the run's start) with the cloud's answer, which names the operation
+    /// that held the cluster.
+    async fn busy_pause(
+        &mut self,
+        step: &str,
+        refused: u32,
+        answer: String,
+        timeout: Duration,
+    ) -> Result<(), (String, CloudError)> {
+        self.waits.refused += 1;
+        self.waits.last_refusal = Some(answer.clone());
+        let pause = BUSY_BACKOFF.delay(refused, None);
+        // On a virtual clock (the fake) pauses take no real time: count them too.
+        let spent = self.elapsed().max(self.waits.refused_for);
+        if spent + pause > timeout {
+            let what = format!(
+                "{} cluster {} to finish another operation (its last answer: {answer})",
+                self.api.traits().service,
+                self.cluster
+            );
+            return Err((
+                step.to_string(),
+                CloudError::Timeout {
+                    what,
+                    waited: spent,
+                },
+            ));
+        }
+        self.api
+            .pause(pause)
+            .await
+            .map_err(|e| (step.to_string(), e))?;
+        self.waits.refused_for += pause;
+        Ok(())
     }
 
     /// What a group is called in messages: `node group train-spot` on EKS, `agent pool
@@ -191,7 +292,7 @@ impl<'a> Run<'a> {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, (String, CloudError)> {
-        let left = timeout.saturating_sub(self.started.elapsed());
+        let left = timeout.saturating_sub(self.elapsed());
         self.api
             .wait_until(self.cluster, name, target, left)
             .await
@@ -203,7 +304,7 @@ impl<'a> Run<'a> {
                 let e = match e {
                     CloudError::Timeout { what, .. } => CloudError::Timeout {
                         what,
-                        waited: self.started.elapsed(),
+                        waited: self.elapsed(),
                     },
                     e => e,
                 };
@@ -276,7 +377,8 @@ impl<'a> Run<'a> {
     }
 
     /// Starts every missing group, then waits for each to be `ACTIVE` (where the cloud
-    /// runs one operation per cluster, each is waited for before the next starts).
+    /// runs one operation per cluster, each takes the cluster's turn and is waited for
+    /// before the next starts).
     async fn create_missing(
         &mut self,
         desired: &[GroupSpec],
@@ -292,39 +394,14 @@ impl<'a> Run<'a> {
         for d in &missing {
             self.touched.insert(d.name.clone());
             let d = &self.with_inherited_count(d, &wanted);
-            let step = || format!("creating {}", self.what(&d.name));
-            let created = self
-                .journal
-                .run(
-                    Verb::Create,
-                    &self.target(&d.name),
-                    self.api
-                        .create_group(self.cluster, d, &token(token_seed, &d.name)),
-                )
-                .await;
-            match created {
-                Ok(g) => {
-                    self.known.insert(g.spec.name.clone(), g);
-                }
-                Err(CloudError::Conflict(msg)) => {
-                    // Created by an earlier, interrupted attempt: adopt it when it is ours.
-                    let found = self
-                        .api
-                        .get_group(self.cluster, &d.name)
-                        .await
-                        .map_err(|e| (step(), e))?;
-                    match found {
-                        Some(g) if roll_reasons(d, &g).is_empty() => {
-                            self.known.insert(g.spec.name.clone(), g);
-                        }
-                        _ => return Err((step(), CloudError::Conflict(msg))),
-                    }
-                }
-                Err(e) => return Err((step(), e)),
-            }
+            let step = format!("creating {}", self.what(&d.name));
+            let turn = self.turn(&step).await?;
+            self.create_one(d, &step, timeout, &token(token_seed, &d.name))
+                .await?;
             if serial {
                 self.wait_active(&d.name, timeout).await?;
             }
+            drop(turn);
         }
         if !serial {
             for d in &missing {
@@ -332,6 +409,55 @@ impl<'a> Run<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Sends the create of `d` (again after a pause while the cloud is busy; the same name
+    /// and token, so never a second group) and records the group; a group of that name
+    /// found instead (an earlier, interrupted attempt) is adopted when it is `d`.
+    async fn create_one(
+        &mut self,
+        d: &GroupSpec,
+        step: &str,
+        timeout: Duration,
+        token: &str,
+    ) -> StepResult {
+        let (api, cluster) = (self.api, self.cluster);
+        let mut refused = 0;
+        loop {
+            let created = self
+                .journal
+                .run(
+                    Verb::Create,
+                    &self.target(&d.name),
+                    api.create_group(cluster, d, token),
+                )
+                .await;
+            let refusal = match created {
+                Ok(g) => {
+                    self.known.insert(g.spec.name.clone(), g);
+                    return Ok(());
+                }
+                Err(e @ (CloudError::Conflict(_) | CloudError::Busy(_))) => e,
+                Err(e) => return Err((step.to_string(), e)),
+            };
+            // Created by an earlier, interrupted attempt (whose answer was lost): adopt
+            // it when it is the group asked for. Not there and busy: send it again.
+            let existing = api
+                .get_group(cluster, &d.name)
+                .await
+                .map_err(|e| (step.to_string(), e))?;
+            match (existing, refusal) {
+                (Some(g), _) if roll_reasons(d, &g).is_empty() => {
+                    self.known.insert(g.spec.name.clone(), g);
+                    return Ok(());
+                }
+                (None, CloudError::Busy(msg)) => {
+                    self.busy_pause(step, refused, msg, timeout).await?;
+                    refused += 1;
+                }
+                (_, refusal) => return Err((step.to_string(), refusal)),
+            }
+        }
     }
 
     /// `d` starting with as many nodes as the live group of its capacity type that it
@@ -355,7 +481,9 @@ impl<'a> Run<'a> {
     }
 
     /// Updates one live group in place to the whole of `d` (the adapter sends what
-    /// differs); waits for `ACTIVE` before, and after when the cloud started an operation.
+    /// differs), holding the cluster's turn; waits for `ACTIVE` before, and after when the
+    /// cloud started an operation. Refused as busy: the group is read again, and the update
+    /// from what it is then is sent after a pause.
     async fn update(&mut self, d: &GroupSpec, timeout: Duration) -> StepResult {
         let Some(l) = self.known.get(&d.name) else {
             return Ok(());
@@ -363,76 +491,131 @@ impl<'a> Run<'a> {
         if l.status != NodeGroupStatus::Active {
             self.wait_active(&d.name, timeout).await?;
         }
-        let Some(l) = self.known.get(&d.name).cloned() else {
+        let Some(mut l) = self.known.get(&d.name).cloned() else {
             return Ok(());
         };
         if in_place_equal(d, &l.spec) {
             return Ok(());
         }
         let step = format!("updating {}", self.what(&d.name));
-        let started = self
-            .journal
-            .run(
-                Verb::Update,
-                &self.target(&d.name),
-                self.api.update_group(self.cluster, &l, d),
-            )
-            .await
-            .map_err(|e| (step, e))?;
+        let turn = self.turn(&step).await?;
+        let (api, cluster) = (self.api, self.cluster);
+        let mut refused = 0;
+        let started = loop {
+            let sent = self
+                .journal
+                .run(
+                    Verb::Update,
+                    &self.target(&d.name),
+                    api.update_group(cluster, &l, d),
+                )
+                .await;
+            match sent {
+                Ok(started) => break started,
+                Err(CloudError::Busy(msg)) => {
+                    self.busy_pause(&step, refused, msg, timeout).await?;
+                    refused += 1;
+                    l = match api.get_group(cluster, &d.name).await {
+                        Ok(Some(g)) => g,
+                        Ok(None) => {
+                            return Err((step, CloudError::NotFound(self.what(&d.name))));
+                        }
+                        Err(e) => return Err((step, e)),
+                    };
+                    self.known.insert(d.name.clone(), l.clone());
+                    if l.status != NodeGroupStatus::Active {
+                        self.wait_active(&d.name, timeout).await?;
+                        if let Some(g) = self.known.get(&d.name) {
+                            l = g.clone();
+                        }
+                    }
+                }
+                Err(e) => return Err((step, e)),
+            }
+        };
         if started {
             self.wait_active(&d.name, timeout).await?;
         } else if let Some(g) = self.known.get_mut(&d.name) {
             g.spec.tags = d.tags.clone();
         }
+        drop(turn);
         Ok(())
     }
 
     /// Starts deleting each of `names` (already gone is fine), then waits for each (one
-    /// at a time where the cloud runs one operation per cluster).
+    /// at a time, each holding the cluster's turn, where the cloud runs one operation per
+    /// cluster).
     async fn delete_all(&mut self, names: &[String], timeout: Duration) -> StepResult {
         let serial = self.api.traits().serial_operations;
         let mut started = Vec::new();
         for n in names {
             self.touched.insert(n.clone());
-            let deleted = self
-                .journal
-                .run(
-                    Verb::Delete,
-                    &self.target(n),
-                    self.api.delete_group(self.cluster, n),
-                )
-                .await;
-            match deleted {
-                Ok(()) => started.push(n),
-                Err(CloudError::NotFound(_)) => {
+            let step = format!("deleting {}", self.what(n));
+            let turn = self.turn(&step).await?;
+            if self.delete_one(n, &step, timeout).await? {
+                if serial {
+                    self.wait(n, WaitTarget::Deleted, timeout).await?;
                     self.known.remove(n);
+                } else {
+                    started.push(n);
                 }
-                // Already being deleted (an earlier attempt whose answer was lost, or an
-                // interrupted run): wait for it like for our own delete.
-                Err(CloudError::Conflict(msg)) => match self.api.get_group(self.cluster, n).await {
-                    Ok(Some(g)) if g.status == NodeGroupStatus::Deleting => started.push(n),
-                    Ok(None) => {
-                        self.known.remove(n);
-                    }
-                    _ => {
-                        return Err((
-                            format!("deleting {}", self.what(n)),
-                            CloudError::Conflict(msg),
-                        ));
-                    }
-                },
-                Err(e) => return Err((format!("deleting {}", self.what(n)), e)),
             }
-            if serial && let Some(n) = started.pop() {
-                self.wait(n, WaitTarget::Deleted, timeout).await?;
-                self.known.remove(n);
-            }
+            drop(turn);
         }
         for n in started {
             self.wait(n, WaitTarget::Deleted, timeout).await?;
             self.known.remove(n);
         }
         Ok(())
+    }
+
+    /// Sends the delete of `name` (again after a pause while the cloud is busy); `true`
+    /// when a deletion is under way to wait for, `false` when the group is already gone.
+    async fn delete_one(
+        &mut self,
+        name: &str,
+        step: &str,
+        timeout: Duration,
+    ) -> Result<bool, (String, CloudError)> {
+        let (api, cluster) = (self.api, self.cluster);
+        let mut refused = 0;
+        loop {
+            let deleted = self
+                .journal
+                .run(
+                    Verb::Delete,
+                    &self.target(name),
+                    api.delete_group(cluster, name),
+                )
+                .await;
+            let refusal = match deleted {
+                Ok(()) => return Ok(true),
+                Err(CloudError::NotFound(_)) => {
+                    self.known.remove(name);
+                    return Ok(false);
+                }
+                Err(e @ (CloudError::Conflict(_) | CloudError::Busy(_))) => e,
+                Err(e) => return Err((step.to_string(), e)),
+            };
+            // Already being deleted (an earlier attempt whose answer was lost, or an
+            // interrupted run): wait for it like for our own delete.
+            match api.get_group(cluster, name).await {
+                Ok(Some(g)) if g.status == NodeGroupStatus::Deleting => return Ok(true),
+                Ok(None) => {
+                    self.known.remove(name);
+                    return Ok(false);
+                }
+                Ok(Some(_)) => {}
+                Err(e) => return Err((step.to_string(), e)),
+            }
+            match refusal {
+                CloudError::Busy(msg) => {
+                    self.busy_pause(step, refused, msg, timeout).await?;
+                    refused += 1;
+                }
+                other => return Err((step.to_string(), other)),
+            }
+        }
     }
 
     async fn wait_active(&mut self, name: &str, timeout: Duration) -> StepResult {
@@ -462,6 +645,7 @@ impl<'a> Run<'a> {
             live,
             error,
             mutations: self.journal.entries(),
+            waits: self.waits,
         }
     }
 }

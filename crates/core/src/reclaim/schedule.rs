@@ -1,5 +1,6 @@
-//! When to try starting a reclaimed VM again: after an insufficient-capacity answer,
-//! a pause that doubles with jitter ([`crate::retry::Backoff`]); after the configured
+//! When to try starting a reclaimed VM again: after an insufficient-capacity answer (or
+//! throttling, a transient error, or another operation still running on the VM), a pause
+//! that doubles with jitter ([`crate::retry::Backoff`]); after the configured
 //! time, give up and say so. Other errors give up at once: retrying them would not help.
 
 use std::time::Duration;
@@ -48,6 +49,7 @@ impl StartSchedule {
             CloudError::InsufficientCapacity(_)
                 | CloudError::Throttled(_)
                 | CloudError::Transient(_)
+                | CloudError::Busy(_)
         );
         if !waits {
             return Next::GiveUp(format!("start failed and waiting will not help: {error}"));
@@ -121,6 +123,11 @@ mod tests {
                 Duration::ZERO,
                 &CloudError::Throttled("slow down".into())
             ),
+            Next::RetryIn(_)
+        ));
+        // Another operation on the VM (Azure's OperationNotAllowed ... in progress) ends.
+        assert!(matches!(
+            s.after_failure(1, Duration::ZERO, &CloudError::Busy("in progress".into())),
             Next::RetryIn(_)
         ));
     }

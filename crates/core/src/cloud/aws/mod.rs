@@ -372,7 +372,8 @@ impl Eks {
         send(&self.retry, &self.cancel, "UpdateNodegroupConfig", || {
             call.clone().send()
         })
-        .await?;
+        .await
+        .map_err(in_use_is_busy)?;
         Ok(())
     }
 
@@ -420,8 +421,26 @@ fn eks_name(cluster: &ClusterRef) -> Result<&str, CloudError> {
     }
 }
 
+/// `ResourceInUseException` on an update or delete of a node group ("The specified
+/// resource is in use": another update of the group, or of its cluster, is running) is
+/// busy: nothing was done and the same call can be sent once that ends. (On a create it
+/// means the name is taken, a conflict.)
+fn in_use_is_busy(e: CloudError) -> CloudError {
+    match e {
+        CloudError::Conflict(m) if m.contains("ResourceInUseException") => CloudError::Busy(m),
+        other => other,
+    }
+}
+
 #[async_trait::async_trait]
 impl NodeGroups for Eks {
+    /// EKS runs operations on different node groups of a cluster in parallel: no turn is
+    /// taken ([`NodeGroups::take_turn`]'s default); a node group mid-update answers
+    /// `ResourceInUseException`, which its update and delete read as busy.
+    async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
+        poll::pause(&self.cancel, pause).await
+    }
+
     fn traits(&self) -> &'static CloudTraits {
         &traits::EKS
     }
@@ -578,7 +597,8 @@ impl NodeGroups for Eks {
         send(&self.retry, &self.cancel, "DeleteNodegroup", || {
             call.clone().send()
         })
-        .await?;
+        .await
+        .map_err(in_use_is_busy)?;
         Ok(())
     }
 
@@ -606,5 +626,27 @@ impl NodeGroups for Eks {
                 .await?;
         }
         Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_group_in_use_is_busy_on_update_and_delete_only() {
+        // What `from_code` makes of EKS's answer, as the update and delete see it.
+        let in_use = CloudError::from_code(
+            Some("ResourceInUseException"),
+            Some("The specified resource is in use"),
+            Some(409),
+        );
+        assert!(
+            matches!(in_use, CloudError::Conflict(_)),
+            "a create's name taken"
+        );
+        assert!(matches!(in_use_is_busy(in_use), CloudError::Busy(m) if m.contains("in use")));
+        let other = CloudError::Conflict("ResourceAlreadyExistsException: x".into());
+        assert!(matches!(in_use_is_busy(other), CloudError::Conflict(_)));
     }
 }

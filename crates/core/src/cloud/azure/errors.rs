@@ -37,6 +37,17 @@ fn capacity_detail(body: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Whether an ARM refusal says another operation is still running on the resource.
+fn busy_message(message: Option<&str>) -> bool {
+    let m = message.unwrap_or("").to_ascii_lowercase();
+    m.contains("in progress") || m.contains("aks-pending-operation")
+}
+
+/// Whether an ARM refusal says a quota would be exceeded.
+fn quota_message(message: Option<&str>) -> bool {
+    message.unwrap_or("").to_ascii_lowercase().contains("quota")
+}
+
 /// The typed error of an ARM answer with HTTP `status` and `body`, for `what` (the call).
 pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
     let (code, message) = code_and_message(body);
@@ -54,6 +65,17 @@ pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
     match code.as_str() {
         "ResourceNotFound" | "NotFound" | "ResourceGroupNotFound" | "ParentResourceNotFound" => {
             return CloudError::NotFound(text);
+        }
+        // ARM's word for many refusals; the message tells which: another operation on
+        // the cluster or VM in progress (AKS: "Another operation (Updating) is in
+        // progress, please wait for it to finish before starting a new operation. See
+        // https://aka.ms/aks-pending-operation"), a cores quota ("Operation could not be
+        // completed as it results in exceeding approved ... quota"), or a state conflict.
+        "OperationNotAllowed" | "Conflict" if busy_message(message.as_deref()) => {
+            return CloudError::Busy(text);
+        }
+        "OperationNotAllowed" if quota_message(message.as_deref()) => {
+            return CloudError::Quota(text);
         }
         "OperationNotAllowed" | "Conflict" | "PreconditionFailed" | "EtagMismatch" => {
             return CloudError::Conflict(text);
@@ -87,15 +109,32 @@ mod tests {
 
     #[test]
     fn both_shapes_and_the_codes_map() {
-        let wrapped = json!({"error": {"code": "OperationNotAllowed", "message": "busy"}});
-        let flat = json!({"code": "OperationNotAllowed", "message": "busy", "subcode": ""});
+        let wrapped = json!({"error": {"code": "OperationNotAllowed", "message": "not now"}});
+        let flat = json!({"code": "OperationNotAllowed", "message": "not now", "subcode": ""});
         for body in [wrapped, flat] {
             let e = from_arm("PUT agentPools/gs1", 409, &body);
             assert_eq!(
                 e,
-                CloudError::Conflict("PUT agentPools/gs1: OperationNotAllowed: busy".into())
+                CloudError::Conflict("PUT agentPools/gs1: OperationNotAllowed: not now".into())
             );
         }
+        // AKS's one operation per cluster (the message of aka.ms/aks-pending-operation).
+        let aks = json!({"code": "OperationNotAllowed", "message": "Operation is not allowed: Another operation (Updating) is in progress, please wait for it to finish before starting a new operation. See https://aka.ms/aks-pending-operation for more details", "subcode": ""});
+        assert!(
+            matches!(from_arm("PUT agentPools/gs1", 409, &aks), CloudError::Busy(m) if m.contains("Another operation (Updating)"))
+        );
+        // A VM action while another runs on the VM.
+        let vm = json!({"error": {"code": "OperationNotAllowed", "message": "Operation 'start' is not allowed on VM 'gpu-1' while operation 'deallocate' is in progress."}});
+        assert!(matches!(
+            from_arm("start VM", 409, &vm),
+            CloudError::Busy(_)
+        ));
+        // The regional cores quota, which ARM also calls OperationNotAllowed.
+        let quota = json!({"error": {"code": "OperationNotAllowed", "message": "Operation could not be completed as it results in exceeding approved standardNCADSA100v4Family Cores quota. Additional details - Deployment Model: Resource Manager, Location: eastus, Current Limit: 0, Current Usage: 0, Additional Required: 24, (Minimum) New Limit Required: 24."}});
+        assert!(matches!(
+            from_arm("PUT agentPools/gs1", 409, &quota),
+            CloudError::Quota(_)
+        ));
         let nf = from_arm("GET", 404, &json!({"error": {"code": "ResourceNotFound"}}));
         assert!(matches!(nf, CloudError::NotFound(_)));
         assert!(matches!(

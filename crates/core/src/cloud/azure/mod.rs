@@ -22,9 +22,10 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::poll::{self, Backoff, TokioClock};
+use super::turns::ClusterTurns;
 use super::{
-    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, WaitTarget,
-    traits,
+    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, Turn,
+    WaitTarget, traits,
 };
 use crate::cancel::Cancel;
 use crate::retry::RetryPolicy;
@@ -159,6 +160,18 @@ impl Aks {
 
 #[async_trait::async_trait]
 impl NodeGroups for Aks {
+    /// AKS runs one agent-pool operation per cluster: this process's changes to a cluster
+    /// queue behind each other ([`ClusterTurns::process`]).
+    async fn take_turn(&self, cluster: &ClusterRef) -> Result<Turn, CloudError> {
+        ClusterTurns::process()
+            .take(cluster, &self.arm.cancel)
+            .await
+    }
+
+    async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
+        poll::pause(&self.arm.cancel, pause).await
+    }
+
     fn traits(&self) -> &'static CloudTraits {
         &traits::AKS
     }

@@ -315,7 +315,7 @@ fn aks_enforces_its_name_rule_one_vm_size_and_one_operation_at_a_time() {
         g.id
     );
     assert!(
-        matches!(run(f.create_group(&c, &aks_spec("gs2"), "t")), Err(CloudError::Conflict(m)) if m.contains("OperationNotAllowed")),
+        matches!(run(f.create_group(&c, &aks_spec("gs2"), "t")), Err(CloudError::Busy(m)) if m.contains("OperationNotAllowed")),
         "a second create while the first runs"
     );
     run(f.wait_until(&c, "gs1", WaitTarget::Active, T)).unwrap();

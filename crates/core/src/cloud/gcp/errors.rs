@@ -119,10 +119,12 @@ fn prefix(status: &str) -> String {
 /// - other `RESOURCE_EXHAUSTED` or a `QUOTA_EXCEEDED`-like reason: quota;
 /// - 5xx, `INTERNAL`, `UNAVAILABLE`, `DEADLINE_EXCEEDED`: transient;
 /// - 404 / `NOT_FOUND`: not found;
-/// - 409 (`ALREADY_EXISTS`, `ABORTED`) and `FAILED_PRECONDITION` for another operation
-///   running on the cluster (`CLUSTER_ALREADY_HAS_OPERATION`, "incompatible operation"):
-///   conflict, as AKS's `OperationNotAllowed` is (the reconcile waits for one group
-///   before touching the next, and adopts a group that exists already);
+/// - `FAILED_PRECONDITION` for another operation running on the cluster
+///   (`CLUSTER_ALREADY_HAS_OPERATION`, "Cluster is running incompatible operation ..."):
+///   busy, as AKS's `OperationNotAllowed` for an operation in progress is (nothing was
+///   done; the reconcile sends it again once the cluster is free);
+/// - 409 (`ALREADY_EXISTS`, `ABORTED`): conflict (the reconcile adopts a group that exists
+///   already);
 /// - 401/403: unauthorized; other 400s: invalid.
 fn classify(status: u16, name: &str, reason: Option<&str>, message: &str) -> CloudError {
     let name = if name.is_empty() {
@@ -167,7 +169,7 @@ fn classify(status: u16, name: &str, reason: Option<&str>, message: &str) -> Clo
                 || lower.contains("incompatible operation")
                 || lower.contains("please wait and try again") =>
         {
-            CloudError::Conflict(text)
+            CloudError::Busy(text)
         }
         (401 | 403, _) | (_, "UNAUTHENTICATED" | "PERMISSION_DENIED") => {
             CloudError::Unauthorized(text)
@@ -239,11 +241,21 @@ mod tests {
         );
         assert_eq!(
             busy,
-            CloudError::Conflict(
+            CloudError::Busy(
                 "FAILED_PRECONDITION: Cluster is running incompatible operation operation-1-a."
                     .into()
             )
         );
+        // The same answer without the ErrorInfo detail (older front ends).
+        assert!(matches!(
+            kind(
+                400,
+                "FAILED_PRECONDITION",
+                "Cluster is running incompatible operation operation-1717-abc.",
+                None
+            ),
+            CloudError::Busy(_)
+        ));
         assert!(matches!(
             kind(400, "FAILED_PRECONDITION", "Node pool is not ready.", None),
             CloudError::Invalid(_)

@@ -25,9 +25,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::poll::{self, Backoff, TokioClock};
+use super::turns::ClusterTurns;
 use super::{
-    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, WaitTarget,
-    traits,
+    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, Turn,
+    WaitTarget, traits,
 };
 use crate::cancel::Cancel;
 use crate::retry::RetryPolicy;
@@ -276,6 +277,16 @@ fn is_system(key: &str, prefixes: &[&str]) -> bool {
 
 #[async_trait::async_trait]
 impl NodeGroups for Gke {
+    /// GKE runs one operation per cluster: this process's changes to a cluster queue
+    /// behind each other ([`ClusterTurns::process`]).
+    async fn take_turn(&self, cluster: &ClusterRef) -> Result<Turn, CloudError> {
+        ClusterTurns::process().take(cluster, &self.cancel).await
+    }
+
+    async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
+        poll::pause(&self.cancel, pause).await
+    }
+
     fn traits(&self) -> &'static CloudTraits {
         &traits::GKE
     }

@@ -487,6 +487,9 @@ impl NodeGroups for Slow {
         std::thread::sleep(self.pause);
         self.inner.wait_until(cluster, name, target, timeout).await
     }
+    async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
+        self.inner.pause(pause).await
+    }
 }
 
 #[test]
@@ -666,4 +669,256 @@ fn on_aks_system_labels_are_not_a_change() {
         "AKS's own spot label and taint are stripped, so nothing is updated: {:?}",
         &api.calls()[before..]
     );
+}
+
+// --- turns at a cluster that runs one operation at a time (issue 26) -------------------
+
+fn busy(op: &str) -> CloudError {
+    CloudError::Busy(format!(
+        "OperationNotAllowed: Another operation ({op}) is in progress, please wait for it to finish"
+    ))
+}
+
+#[test]
+fn a_create_refused_as_busy_is_sent_again_and_makes_no_second_group() {
+    let api = FakeNodeGroups::for_cloud(Cloud::Azure).with_settle_after(1);
+    let c = aks_cluster();
+    let pool = vec![
+        aks_group("goaaaaaaaaaa", CapacityType::OnDemand, "Install"),
+        aks_group("gsaaaaaaaaaa", CapacityType::Spot, "Install"),
+    ];
+    api.inject(Op::Create, busy("Updating"));
+    api.inject(Op::Create, busy("Updating"));
+    let out = run(apply(&api, &c, &pool, &[], &Timeouts::default(), "s"));
+    assert_eq!(out.error, None, "{:?}", out.error);
+    assert_eq!(api.groups().len(), 2, "exactly the two groups asked for");
+    assert_eq!(out.waits.refused, 2);
+    assert!(
+        out.waits.refused_for >= Duration::from_secs(2),
+        "{:?}",
+        out.waits
+    );
+    assert!(
+        out.waits
+            .last_refusal
+            .as_deref()
+            .unwrap()
+            .contains("Updating")
+    );
+    // Each refusal is journaled: two refused creates, then the two that were accepted.
+    let creates: Vec<bool> = out
+        .mutations
+        .iter()
+        .filter(|m| m.verb == Verb::Create)
+        .map(|m| m.error.is_none())
+        .collect();
+    assert_eq!(creates, [false, false, true, true]);
+}
+
+#[test]
+fn a_cluster_busy_past_the_timeout_fails_naming_the_operation_and_creates_nothing() {
+    let api = FakeNodeGroups::for_cloud(Cloud::Azure);
+    let c = aks_cluster();
+    let pool = vec![aks_group("goaaaaaaaaaa", CapacityType::OnDemand, "Install")];
+    for _ in 0..100 {
+        api.inject(Op::Create, busy("Upgrading"));
+    }
+    let timeouts = Timeouts {
+        create: Duration::from_secs(120),
+        ..Timeouts::default()
+    };
+    let out = run(apply(&api, &c, &pool, &[], &timeouts, "s"));
+    let err = out.error.expect("the cluster never became free");
+    assert_eq!(err.step, "creating agent pool goaaaaaaaaaa");
+    assert!(matches!(err.source, CloudError::Timeout { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("to finish another operation") && text.contains("(Upgrading)"),
+        "{text}"
+    );
+    assert!(api.groups().is_empty());
+    // The pauses stayed within the timeout, then it gave up (not 100 attempts).
+    assert!(
+        out.waits.refused_for <= Duration::from_secs(120),
+        "{:?}",
+        out.waits
+    );
+    assert!(out.waits.refused < 20, "{:?}", out.waits);
+}
+
+#[test]
+fn an_update_refused_as_busy_reads_the_group_again_and_converges() {
+    let api = FakeNodeGroups::for_cloud(Cloud::Azure);
+    let c = aks_cluster();
+    let pool = vec![aks_group("gsaaaaaaaaaa", CapacityType::Spot, "Install")];
+    let live = run(apply(&api, &c, &pool, &[], &Timeouts::default(), "s")).live;
+    let mut want = pool.clone();
+    want[0].labels.insert("workload".into(), "inference".into());
+    api.inject(Op::Update, busy("Scaling"));
+    let before = api.calls().len();
+    let out = run(apply(&api, &c, &want, &live, &Timeouts::default(), "s"));
+    assert_eq!(out.error, None, "{:?}", out.error);
+    assert_eq!(out.waits.refused, 1);
+    assert_eq!(out.live[0].spec.labels["workload"], "inference");
+    let after: Vec<Op> = api.calls()[before..].iter().map(|(op, _, _)| *op).collect();
+    let updates = after.iter().filter(|op| **op == Op::Update).count();
+    assert_eq!(updates, 2, "refused once, then sent again: {after:?}");
+    let first = after.iter().position(|op| *op == Op::Update).unwrap();
+    assert!(
+        after[first + 1..].contains(&Op::Get),
+        "the group is read again before the second update: {after:?}"
+    );
+}
+
+#[test]
+fn a_delete_refused_as_busy_is_sent_again_until_the_group_is_gone() {
+    let api = FakeNodeGroups::for_cloud(Cloud::Gcp);
+    let c = ClusterRef::Gke {
+        project: "p".into(),
+        location: "us-central1".into(),
+        name: "gke1".into(),
+    };
+    let g = GroupSpec {
+        name: "train-od".into(),
+        machine_types: vec!["g2-standard-4".into()],
+        class: NodeClass::Gcp(Default::default()),
+        ..group("train-od", CapacityType::OnDemand, 1, 1)
+    };
+    let live = run(apply(&api, &c, &[g], &[], &Timeouts::default(), "s")).live;
+    assert_eq!(live.len(), 1);
+    api.inject(
+        Op::Delete,
+        CloudError::Busy(
+            "FAILED_PRECONDITION: Cluster is running incompatible operation operation-1-a.".into(),
+        ),
+    );
+    let out = run(destroy(
+        &api,
+        &c,
+        &["train-od".into()],
+        Duration::from_secs(600),
+    ));
+    assert_eq!(out.error, None, "{:?}", out.error);
+    assert!(api.groups().is_empty());
+    assert_eq!(out.waits.refused, 1);
+    assert!(out.waits.last_refusal.unwrap().contains("operation-1-a"));
+}
+
+/// Two runs applied at once (needs an executor: the `live` feature's tokio).
+#[cfg(feature = "live")]
+mod parallel {
+    use super::*;
+
+    /// The fake, yielding to the executor in every call, so two runs on one thread interleave
+    /// as two Terraform resources applied in parallel do.
+    struct Yielding(FakeNodeGroups);
+
+    #[async_trait::async_trait]
+    impl NodeGroups for Yielding {
+        fn traits(&self) -> &'static crate::cloud::CloudTraits {
+            self.0.traits()
+        }
+        async fn create_group(
+            &self,
+            cluster: &ClusterRef,
+            spec: &GroupSpec,
+            token: &str,
+        ) -> Result<NodeGroup, CloudError> {
+            tokio::task::yield_now().await;
+            self.0.create_group(cluster, spec, token).await
+        }
+        async fn get_group(
+            &self,
+            cluster: &ClusterRef,
+            name: &str,
+        ) -> Result<Option<NodeGroup>, CloudError> {
+            tokio::task::yield_now().await;
+            self.0.get_group(cluster, name).await
+        }
+        async fn update_group(
+            &self,
+            cluster: &ClusterRef,
+            live: &NodeGroup,
+            spec: &GroupSpec,
+        ) -> Result<bool, CloudError> {
+            tokio::task::yield_now().await;
+            self.0.update_group(cluster, live, spec).await
+        }
+        async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {
+            self.0.list_groups(cluster).await
+        }
+        async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError> {
+            tokio::task::yield_now().await;
+            self.0.delete_group(cluster, name).await
+        }
+        async fn wait_until(
+            &self,
+            cluster: &ClusterRef,
+            name: &str,
+            target: WaitTarget,
+            timeout: Duration,
+        ) -> Result<Option<NodeGroup>, CloudError> {
+            // The adapters' loop over this wrapper's yielding reads.
+            crate::cloud::poll::group(
+                &crate::cloud::poll::VirtualClock::default(),
+                crate::cloud::poll::Backoff::default(),
+                timeout,
+                &crate::cancel::Cancel::new(),
+                cluster,
+                name,
+                target,
+                || self.get_group(cluster, name),
+            )
+            .await
+        }
+        async fn take_turn(&self, cluster: &ClusterRef) -> Result<crate::cloud::Turn, CloudError> {
+            self.0.take_turn(cluster).await
+        }
+        async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
+            tokio::task::yield_now().await;
+            self.0.pause(pause).await
+        }
+    }
+
+    #[tokio::test]
+    async fn pools_on_one_aks_cluster_applied_in_parallel_take_turns_instead_of_being_refused() {
+        let api = Yielding(FakeNodeGroups::for_cloud(Cloud::Azure).with_settle_after(2));
+        let c = aks_cluster();
+        let pool = |tag: &str| {
+            vec![
+                aks_group(&format!("go{tag}"), CapacityType::OnDemand, "Install"),
+                aks_group(&format!("gs{tag}"), CapacityType::Spot, "Install"),
+            ]
+        };
+        let (a, b) = (pool("aaaaaaaaaa"), pool("bbbbbbbbbb"));
+        let t = Timeouts::default();
+        let (ra, rb) = tokio::join!(
+            apply(&api, &c, &a, &[], &t, "a"),
+            apply(&api, &c, &b, &[], &t, "b")
+        );
+        for r in [&ra, &rb] {
+            assert_eq!(r.error, None, "{:?}", r.error);
+            assert_eq!(r.live.len(), 2);
+            assert_eq!(r.waits.refused, 0, "nothing was refused: {:?}", r.waits);
+        }
+        assert_eq!(api.0.groups().len(), 4);
+        // One operation at a time: every create is followed by its group's wait to ACTIVE
+        // before the next create, whichever pool it belongs to.
+        let calls = api.0.calls();
+        let creates: Vec<usize> = (0..calls.len())
+            .filter(|&i| calls[i].0 == Op::Create)
+            .collect();
+        assert_eq!(creates.len(), 4, "{calls:?}");
+        for w in creates.windows(2) {
+            let name = &calls[w[0]].2;
+            let polls = calls[w[0]..w[1]]
+                .iter()
+                .filter(|(op, _, n)| *op == Op::Get && n == name)
+                .count();
+            assert!(
+                polls >= 2,
+                "{name} settled before the next create: {calls:?}"
+            );
+        }
+    }
 }

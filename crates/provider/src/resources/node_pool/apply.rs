@@ -98,6 +98,9 @@ pub async fn apply_with(
     let seed = format!("{}-{}", want.spec.name, unique_suffix());
     let outcome = reconcile::apply(api, &cluster, &want.groups, &live, &timeouts, &seed).await;
     log_mutations(&outcome.mutations);
+    if let Some(w) = turn_warning(api, &want.spec.name, &cluster, &outcome.waits) {
+        diags.push(w);
+    }
     let mut state = planned.clone();
     record_subnets(&mut state, &outcome.live);
     match outcome.error {
@@ -161,6 +164,9 @@ async fn destroy(
     let names: Vec<String> = mine.into_iter().map(|g| g.spec.name).collect();
     let outcome = reconcile::destroy(api, &cluster, &names, timeouts.delete).await;
     log_mutations(&outcome.mutations);
+    if let Some(w) = turn_warning(api, &name, &cluster, &outcome.waits) {
+        diags.push(w);
+    }
     match outcome.error {
         None => ApplyResourceChangeResponse {
             new_state: Value::Null,
@@ -286,6 +292,62 @@ fn log_mutations(mutations: &[gpu_core::cloud::choke::Mutation]) {
             "cloud mutation"
         );
     }
+}
+
+/// The warning of a pool that waited for its turn at its cluster (a cloud that runs one
+/// operation per cluster): how long behind this apply's other pools, how long refused
+/// while another operation ran, and the cloud's last such answer. Nothing for a wait
+/// under a second without refusals.
+fn turn_warning(
+    api: &dyn NodeGroups,
+    pool: &str,
+    cluster: &ClusterRef,
+    w: &reconcile::TurnWaits,
+) -> Option<Diagnostic> {
+    if w.refused == 0 && w.total() < std::time::Duration::from_secs(1) {
+        return None;
+    }
+    let t = api.traits();
+    let secs = |d: std::time::Duration| format!("{:.1} s", d.as_secs_f64());
+    let mut parts = Vec::new();
+    if !w.queued.is_zero() {
+        parts.push(format!(
+            "{} behind this apply's other changes to the cluster",
+            secs(w.queued)
+        ));
+    }
+    if w.refused > 0 {
+        let times = if w.refused == 1 { "time" } else { "times" };
+        parts.push(format!(
+            "{} while the cluster ran another operation ({} refused the change {} {times}; its last answer: {})",
+            secs(w.refused_for),
+            t.service,
+            w.refused,
+            w.last_refusal.as_deref().unwrap_or("busy")
+        ));
+    }
+    let rule = if t.serial_operations {
+        format!(
+            "{} runs one {} operation per cluster at a time, so changes to cluster `{cluster}` queue",
+            t.service, t.noun
+        )
+    } else {
+        format!(
+            "{} refuses a change to a {} while another operation runs on it (cluster `{cluster}`)",
+            t.service, t.noun
+        )
+    };
+    Some(Diagnostic::warning(
+        format!(
+            "gpu_node_pool `{pool}` waited {} for its turn",
+            secs(w.total())
+        ),
+        format!(
+            "{rule}. This pool waited {}. A refused change did nothing and was sent again with the same name, so no {} was made twice. Time behind this apply's own pools does not count against `timeouts`; time refused does.",
+            parts.join(", and "),
+            t.noun
+        ),
+    ))
 }
 
 /// Live groups sorted by name (`-od` before `-spot`), as `node_groups`.

@@ -744,6 +744,63 @@ async fn second_group_failing_keeps_the_first_in_state() {
     );
 }
 
+#[tokio::test]
+async fn a_change_refused_as_busy_is_sent_again_and_the_apply_warns_how_long_it_waited() {
+    let api = fake();
+    api.inject(
+        Op::Create,
+        CloudError::Busy("ResourceInUseException: The specified resource is in use".into()),
+    );
+    let p = plan_of(&config(), &Value::Null);
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    assert_eq!(
+        groups::names(r.new_state.get_attr("node_groups")),
+        vec!["train-od", "train-spot"]
+    );
+    assert_eq!(api.groups().len(), 2, "no group made twice");
+    let warning = r
+        .diagnostics
+        .0
+        .iter()
+        .find(|d| d.summary.contains("for its turn"))
+        .expect("a warning says the pool waited");
+    assert!(!warning.is_error());
+    assert!(
+        warning.summary.starts_with("gpu_node_pool `train` waited ")
+            && warning.summary.ends_with(" s for its turn"),
+        "{}",
+        warning.summary
+    );
+    assert!(
+        warning.detail.contains("refused the change 1 time")
+            && warning.detail.contains("ResourceInUseException")
+            && warning
+                .detail
+                .contains("EKS refuses a change to a node group"),
+        "{}",
+        warning.detail
+    );
+    // Without a refusal or a queue there is nothing to say.
+    let again = plan_of(&config(), &r.new_state);
+    let r2 = apply_with(
+        &api,
+        &r.new_state,
+        &again.planned_state,
+        &settings(),
+        catalog(),
+    )
+    .await;
+    assert!(
+        r2.diagnostics
+            .0
+            .iter()
+            .all(|d| !d.summary.contains("for its turn")),
+        "{:?}",
+        r2.diagnostics
+    );
+}
+
 #[test]
 fn import_ids_no_pool_could_have_are_refused_before_any_read() {
     let keys: Vec<String> = match schema().value_type() {
