@@ -124,7 +124,8 @@ fuzz-short: fuzz-install
 # row printed; fails when a row misses its goal or is missing. Runs everything first.
 FAULT_RUNS ?= 5
 RELIABILITY_TESTS := $(addprefix acceptance/tests/,test_bad_input.py test_faults.py \
-  test_node_pool_aks.py test_node_pool_gke.py test_interrupt.py test_secrets.py \
+  test_node_pool_aks.py test_node_pool_gke.py test_many_pools_aks.py test_many_pools_gke.py \
+  test_interrupt.py test_secrets.py \
   test_plugin_mtls.py)
 reliability: build venv
 	@rm -rf acceptance/.reliability; rc=0; \

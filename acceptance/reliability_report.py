@@ -21,6 +21,8 @@ ROWS = [
      "tests/test_node_pool_aks.py"),
     ("GKE applies under throttling and slow operations converged",
      "tests/test_node_pool_gke.py"),
+    ("20 pools on one AKS cluster converged", "tests/test_many_pools_aks.py"),
+    ("20 pools on one GKE cluster converged", "tests/test_many_pools_gke.py"),
     ("Ctrl-C (StopProvider) during a wait, then converged", "tests/test_interrupt.py"),
     ("SIGKILL of the provider mid-apply, then converged", "tests/test_interrupt.py"),
     ("secret occurrences in logs, state, plan and errors", "tests/test_secrets.py"),

@@ -112,7 +112,7 @@ pub fn schema() -> Schema {
     .block(super::cloud_blocks::gcp_block())
     .block(NestedBlock::single(
         "timeouts",
-        Block::new("How long one apply may wait for the cloud, as durations like `45m`, `1h30m`, `90s`. Each limit counts from the start of the apply and covers all the pool's node groups together, not each group on its own; a single call's retries can run a little past it.")
+        Block::new("How long one apply may wait for the cloud, as durations like `45m`, `1h30m`, `90s`. Each limit counts from the start of the apply and covers all the pool's node groups together, not each group on its own (time queued behind the same apply's other pools on an AKS or GKE cluster is not counted); a single call's retries can run a little past it.")
             .attribute(Attribute::optional("create", Type::String).describe("Until every created node group is ACTIVE (default `45m`)."))
             .attribute(Attribute::optional("update", Type::String).describe("Until every updated node group is ACTIVE again (default `45m`)."))
             .attribute(Attribute::optional("delete", Type::String).describe("Until every deleted node group is gone (default `30m`).")),
