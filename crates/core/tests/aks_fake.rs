@@ -104,6 +104,7 @@ fn aks_with(secret: &'static str) -> Aks {
         }),
         retry: Some(RetryPolicy {
             max_attempts: 4,
+            max_throttled_attempts: 4,
             backoff: RetryBackoff {
                 initial: Duration::from_millis(10),
                 max: Duration::from_millis(50),

@@ -472,6 +472,7 @@ async fn unreachable_endpoint_is_transient() {
         &EksOptions {
             retry: Some(RetryPolicy {
                 max_attempts: 3,
+                max_throttled_attempts: 3,
                 backoff: RetryBackoff {
                     initial: Duration::from_millis(10),
                     max: Duration::from_millis(40),
@@ -504,6 +505,7 @@ async fn a_stop_ends_the_retry_pauses_at_once() {
         &EksOptions {
             retry: Some(RetryPolicy {
                 max_attempts: 10,
+                max_throttled_attempts: 10,
                 backoff: RetryBackoff {
                     initial: Duration::from_secs(30),
                     max: Duration::from_secs(30),

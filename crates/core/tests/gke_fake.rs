@@ -114,6 +114,7 @@ fn options(fake: &Fake, token: Option<&str>) -> GkeOptions {
         }),
         retry: Some(RetryPolicy {
             max_attempts: 4,
+            max_throttled_attempts: 4,
             backoff: RetryBackoff {
                 initial: Duration::from_millis(10),
                 max: Duration::from_secs(3),

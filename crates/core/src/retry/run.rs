@@ -43,7 +43,6 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let max = policy.max_attempts.max(1);
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -51,8 +50,13 @@ where
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        let wish = match verdict(&error) {
-            Verdict::Retry(wish) if attempts < max => wish,
+        let v = verdict(&error);
+        let wish = match v {
+            Verdict::Retry(wish) | Verdict::Throttled(wish)
+                if attempts < policy.attempts_for(v) =>
+            {
+                wish
+            }
             _ => {
                 return Err(Failure {
                     error,
@@ -82,6 +86,7 @@ mod tests {
     fn quick(max_attempts: u32) -> RetryPolicy {
         RetryPolicy {
             max_attempts,
+            max_throttled_attempts: max_attempts,
             backoff: Backoff {
                 initial: Duration::from_millis(1),
                 max: Duration::from_millis(5),
@@ -106,6 +111,7 @@ mod tests {
             },
             |e| match *e {
                 "throttled" => Verdict::Retry(None),
+                "slow-down" => Verdict::Throttled(None),
                 "wait-long" => Verdict::Retry(Some(Duration::from_secs(60))),
                 _ => Verdict::Stop,
             },
@@ -143,9 +149,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn throttling_gets_its_own_longer_budget() {
+        let policy = RetryPolicy {
+            max_throttled_attempts: 6,
+            ..quick(3)
+        };
+        // Five refusals to slow down, then success: within the throttling budget.
+        let (r, calls) = scripted(policy, &Cancel::new(), &["slow-down"; 5]).await;
+        assert_eq!((r, calls), (Ok(6), 6));
+        // The same number of server errors exhausts the ordinary budget.
+        let (r, calls) = scripted(policy, &Cancel::new(), &["throttled"; 5]).await;
+        assert_eq!((r.unwrap_err().attempts, calls), (3, 3));
+        // Throttled past its own budget fails too, naming the attempts.
+        let (r, calls) = scripted(policy, &Cancel::new(), &["slow-down"; 10]).await;
+        assert_eq!((r.unwrap_err().attempts, calls), (6, 6));
+        // `with_retries` (the provider's max_retries) caps both.
+        let capped = RetryPolicy::with_retries(1);
+        assert_eq!(capped.attempts_for(Verdict::Throttled(None)), 2);
+        assert_eq!(capped.attempts_for(Verdict::Retry(None)), 2);
+        assert_eq!(
+            RetryPolicy::default().attempts_for(Verdict::Throttled(None)),
+            25
+        );
+    }
+
+    #[tokio::test]
     async fn retry_after_is_honoured_up_to_the_cap() {
         let p = RetryPolicy {
             max_attempts: 2,
+            max_throttled_attempts: 2,
             backoff: Backoff {
                 initial: Duration::from_millis(1),
                 max: Duration::from_millis(150),
@@ -164,6 +196,7 @@ mod tests {
     async fn cancel_cuts_the_sleep_short() {
         let p = RetryPolicy {
             max_attempts: 5,
+            max_throttled_attempts: 5,
             backoff: Backoff {
                 initial: Duration::from_secs(30),
                 max: Duration::from_secs(30),

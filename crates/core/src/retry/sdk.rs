@@ -21,7 +21,10 @@ pub fn verdict<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict {
     let again = match err {
         SdkError::ServiceError(ctx) => {
             let e = ctx.err();
-            CloudError::from_code(e.code(), e.message(), status).is_retryable()
+            match CloudError::from_code(e.code(), e.message(), status) {
+                CloudError::Throttled(_) => return Verdict::Throttled(wish),
+                other => other.is_retryable(),
+            }
         }
         SdkError::TimeoutError(_) => true,
         SdkError::DispatchFailure(d) => d.is_io() || d.is_timeout(),
@@ -47,7 +50,7 @@ pub fn verdict_if_refused<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict
                 CloudError::Throttled(_)
             ) =>
         {
-            Verdict::Retry(
+            Verdict::Throttled(
                 err.raw_response()
                     .and_then(|r| r.headers().get("retry-after"))
                     .and_then(retry_after),

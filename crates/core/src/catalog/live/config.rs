@@ -126,6 +126,7 @@ impl LiveConfig {
     pub fn retry_policy(&self) -> RetryPolicy {
         RetryPolicy {
             max_attempts: self.max_retries + 1,
+            max_throttled_attempts: self.max_retries + 1,
             backoff: Backoff {
                 initial: self.initial_backoff,
                 max: self.max_backoff,

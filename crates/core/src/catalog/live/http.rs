@@ -83,7 +83,9 @@ impl Http {
                             status,
                             attempts: 1,
                         },
-                        verdict: if retryable_status(status) {
+                        verdict: if status == 429 {
+                            Verdict::Throttled(wish)
+                        } else if retryable_status(status) {
                             Verdict::Retry(wish)
                         } else {
                             Verdict::Stop

@@ -162,7 +162,9 @@ impl Arm {
             }
             Err(Attempt {
                 error: errors::from_arm(what, status, &body),
-                verdict: if retryable_status(status) {
+                verdict: if status == 429 {
+                    Verdict::Throttled(wish)
+                } else if retryable_status(status) {
                     Verdict::Retry(wish)
                 } else {
                     Verdict::Stop

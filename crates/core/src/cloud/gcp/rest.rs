@@ -154,15 +154,14 @@ impl Rest {
                 }
                 let error = errors::from_response(status, &bytes);
                 // A 403 rate limit (Compute Engine) is throttling too.
-                let again = retryable_status(status) || matches!(error, CloudError::Throttled(_));
-                Err(Attempt {
-                    error,
-                    verdict: if again {
-                        Verdict::Retry(wish)
-                    } else {
-                        Verdict::Stop
-                    },
-                })
+                let verdict = if matches!(error, CloudError::Throttled(_)) {
+                    Verdict::Throttled(wish)
+                } else if retryable_status(status) {
+                    Verdict::Retry(wish)
+                } else {
+                    Verdict::Stop
+                };
+                Err(Attempt { error, verdict })
             }
         };
         match retry::run(&self.retry, &self.cancel, attempt, |a: &Attempt| a.verdict).await {

@@ -71,10 +71,7 @@ pub async fn ec2_setup(settings: &Settings, region: &str) -> (SdkConfig, Ec2Opti
         .await;
     let opts = Ec2Options {
         endpoint_url: settings.ec2_endpoint.clone(),
-        retry: settings.aws_max_retries.map(|n| RetryPolicy {
-            max_attempts: n + 1,
-            ..RetryPolicy::default()
-        }),
+        retry: settings.aws_max_retries.map(RetryPolicy::with_retries),
         cancel: settings.cancel.clone(),
         ..Default::default()
     };

@@ -59,10 +59,7 @@ async fn eks(settings: &Settings, region: &str) -> Eks {
             ec2_endpoint_url: settings.ec2_endpoint.clone(),
             profile: settings.aws_profile.clone(),
             cancel: settings.cancel.clone(),
-            retry: settings.aws_max_retries.map(|n| RetryPolicy {
-                max_attempts: n + 1,
-                ..RetryPolicy::default()
-            }),
+            retry: settings.aws_max_retries.map(RetryPolicy::with_retries),
             ..Default::default()
         },
     )
