@@ -13,7 +13,7 @@
 
 pub mod cancel;
 pub mod catalog;
-pub mod cloud;
+pub mod clouds;
 pub mod commitment;
 pub mod cost;
 pub mod freshness;
@@ -25,6 +25,7 @@ pub mod pool;
 pub mod query;
 pub mod reclaim;
 pub mod retry;
+pub mod seam;
 pub mod time;
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The cloud-neutral vocabulary shared by pools, cloud adapters and prices: capacity
 //! types, node counts, taints and groups of nodes ([`GroupSpec`], with the [`NodeClass`] of
 //! what only one cloud has). No cloud's wire names live here; each adapter maps its
-//! own (EKS `ON_DEMAND` and `NO_SCHEDULE` in `cloud::aws`).
+//! own (EKS `ON_DEMAND` and `NO_SCHEDULE` in `clouds::aws`).
 
 use std::collections::BTreeMap;
 use std::fmt;

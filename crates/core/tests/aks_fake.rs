@@ -1,4 +1,4 @@
-//! `cloud::azure::Aks` against the ARM/AKS and Entra ID fakes of `acceptance/fakes`
+//! `clouds::azure::Aks` against the ARM/AKS and Entra ID fakes of `acceptance/fakes`
 //! (started once per test binary by `run_azure.py`), through the real credential code:
 //! `azure_identity`'s client-secret credential gets its token from the local Entra ID.
 //! Results are checked in the fake's own state (`/_fake/state`), not only through the
@@ -13,13 +13,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use gpu_core::cloud::azure::{Aks, AksOptions};
-use gpu_core::cloud::poll::Backoff;
-use gpu_core::cloud::{
+use gpu_core::clouds::azure::{Aks, AksOptions};
+use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
+use gpu_core::seam::poll::Backoff;
+use gpu_core::seam::{
     AzureClass, CapacityType, CloudError, ClusterRef, GroupSpec, NodeClass, NodeGroupStatus,
     NodeGroups, Scaling, Taint, TaintEffect, WaitTarget,
 };
-use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 use serde_json::{Value, json};
 
 const TENANT: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";

@@ -1,4 +1,4 @@
-//! `cloud::aws::Eks` against a real moto server (EKS + EC2 emulation), started per test.
+//! `clouds::aws::Eks` against a real moto server (EKS + EC2 emulation), started per test.
 //!
 //! moto comes from the acceptance venv (`make venv`); `MOTO_SERVER` overrides the path.
 //! A missing moto fails the tests: they are not skipped silently.
@@ -14,13 +14,13 @@ use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_eks::config::Credentials;
 use aws_sdk_eks::config::retry::RetryConfig;
 use gpu_core::cancel::Cancel;
-use gpu_core::cloud::aws::{Eks, EksOptions};
-use gpu_core::cloud::poll::Backoff;
-use gpu_core::cloud::{
+use gpu_core::clouds::aws::{Eks, EksOptions};
+use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
+use gpu_core::seam::poll::Backoff;
+use gpu_core::seam::{
     AwsClass, CapacityType, CloudError, ClusterRef, GroupSpec, NodeClass, NodeGroupStatus,
     NodeGroups, Scaling, Taint, TaintEffect, WaitTarget,
 };
-use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 
 const REGION: &str = "us-east-1";
 const ROLE: &str = "arn:aws:iam::123456789012:role/eks-nodes";
@@ -234,7 +234,7 @@ fn on_demand_request(subnets: &[String]) -> GroupSpec {
 }
 
 /// Every requested field comes back as sent.
-fn assert_round_trip(req: &GroupSpec, got: &gpu_core::cloud::NodeGroup) {
+fn assert_round_trip(req: &GroupSpec, got: &gpu_core::seam::NodeGroup) {
     assert!(got.id.starts_with("arn:aws:eks:us-east-1:"), "{}", got.id);
     let mut want = req.clone();
     want.taints.sort();
@@ -374,7 +374,7 @@ async fn missing_groups_and_clusters() {
     // A group read earlier and deleted since: the update is EKS's NotFound.
     let mut was = nope.clone();
     was.scaling.max = 9;
-    let gone = gpu_core::cloud::NodeGroup {
+    let gone = gpu_core::seam::NodeGroup {
         id: "arn:aws:eks:us-east-1:123456789012:nodegroup/gpu/nope/x".into(),
         status: NodeGroupStatus::Active,
         spec: was,

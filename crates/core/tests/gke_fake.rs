@@ -1,4 +1,4 @@
-//! `cloud::gcp::Gke` against the fake GKE API of `acceptance/fakes` (Container API v1
+//! `clouds::gcp::Gke` against the fake GKE API of `acceptance/fakes` (Container API v1
 //! node pools, operations that only advance when polled, one operation per cluster,
 //! bearer tokens checked), started per test by `fixtures/gke_fake.py`.
 //!
@@ -13,14 +13,14 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gpu_core::cancel::Cancel;
-use gpu_core::cloud::gcp::auth::AccessToken;
-use gpu_core::cloud::gcp::{Gke, GkeOptions};
-use gpu_core::cloud::poll::Backoff;
-use gpu_core::cloud::{
+use gpu_core::clouds::gcp::auth::AccessToken;
+use gpu_core::clouds::gcp::{Gke, GkeOptions};
+use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
+use gpu_core::seam::poll::Backoff;
+use gpu_core::seam::{
     CapacityType, CloudError, ClusterRef, GcpClass, GroupSpec, NodeClass, NodeGroupStatus,
     NodeGroups, Scaling, Taint, TaintEffect, WaitTarget,
 };
-use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -1,9 +1,9 @@
 //! The `provider "gpu"` block: its schema, its checks, and the settings resources use.
 
 use crate::validate;
-use gpu_core::cloud::gcp::auth::AccessToken;
-use gpu_core::cloud::is_guid;
+use gpu_core::clouds::gcp::auth::AccessToken;
 use gpu_core::freshness::MaxPriceAge;
+use gpu_core::seam::is_guid;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use tfplugin::schema::{Attribute, Block, NestedBlock, Nesting, Presence, Schema};

@@ -9,7 +9,7 @@ use crate::live::Refreshed;
 use crate::resources::{commitment, instance, node_pool};
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
-use gpu_core::cloud::aws::ConfigCache;
+use gpu_core::clouds::aws::ConfigCache;
 use gpu_core::query::OfferQuery;
 use std::sync::{Arc, Mutex, RwLock};
 use tfplugin::provider::ConfigureProviderRequest;
@@ -193,7 +193,7 @@ mod tests {
     async fn operations_share_one_aws_config_cache() {
         let p = GpuProvider::default();
         let (a, b) = (p.pool_settings(), p.pool_settings());
-        let key = gpu_core::cloud::aws::ConfigKey {
+        let key = gpu_core::clouds::aws::ConfigKey {
             region: Some("eu-west-1".into()),
             profile: None,
         };

@@ -1,26 +1,27 @@
 //! Commitments (capacity blocks, reservations, committed use): how much to commit to
-//! ([`sizing`]), what a commitment is ([`kind`], [`spec`]), what it costs ([`price`]), and
-//! the cloud seam that buys, reads and cancels them ([`store`]).
+//! ([`sizing`]), what a commitment is ([`spec`]; its kind and the seam the clouds buy,
+//! read and cancel through are `crate::seam`'s), what it costs ([`price`]), and buying one
+//! at most once ([`purchase`]).
 
-pub mod kind;
 pub mod price;
+pub mod purchase;
 pub mod rates;
 pub mod sizing;
 pub mod spec;
-pub mod store;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 
-pub use kind::{CommitmentKind, TermStyle};
+pub use crate::seam::commitment_kind::{CommitmentKind, TermStyle};
+pub use crate::seam::commitments::{
+    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, MARKER_TAG,
+    OfferingQuery, Order, PriceQuote,
+};
 pub use price::CommitmentQuote;
+pub use purchase::{Purchased, purchase_once, rank_offerings};
 pub use sizing::{Commitment, Sizing, SizingError, SizingInput, parse_csv, size};
 pub use spec::{CommitmentConfig, CommitmentSpec, OnDestroy, Term};
-pub use store::{
-    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, MARKER_TAG,
-    OfferingQuery, Order, PriceQuote, Purchased, purchase_once,
-};
 
 /// The marker of one purchase: the same order with the same tags always gets the same key,
 /// so an apply that lost the answer (or was interrupted) finds what it bought. Named

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::kind::{CommitmentKind, TermStyle};
 use crate::catalog::Catalog;
 use crate::gpu::{self, GpuModel};
 use crate::offer::{Cloud, PriceOrigin};
 use crate::pool::spelling;
 use crate::pool::validate::FieldError;
+use crate::seam::commitment_kind::{CommitmentKind, TermStyle};
 use crate::time::parse_rfc3339;
 
 /// Capacity blocks can start at most this far ahead (8 weeks), in seconds.
@@ -200,7 +200,7 @@ pub fn validate(
                 "zone",
                 format!("\"{z}\" is not an Azure availability zone: write \"1\", \"2\" or \"3\""),
             ));
-        } else if k.cloud() == Cloud::Gcp && !crate::cloud::is_zone_of(z, &region) {
+        } else if k.cloud() == Cloud::Gcp && !crate::seam::is_zone_of(z, &region) {
             errors.push(err(
                 "zone",
                 format!("\"{z}\" is not a zone of {region}: write it as {region}-a, {region}-b, …"),

@@ -5,11 +5,12 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use super::purchase::*;
 use super::spec::{CommitmentConfig, OnDestroy, Term, valid_block_hours, validate};
-use super::store::*;
 use super::{CommitmentKind, purchase_key};
 use crate::catalog::Catalog;
-use crate::cloud::CloudError;
+use crate::seam::CloudError;
+use crate::seam::commitments::*;
 
 const NOW: i64 = 1_796_083_200; // 2026-12-01T00:00:00Z
 

@@ -199,7 +199,7 @@ pub fn preview(
     );
     // Where a group runs one type (AKS, GKE), the pool runs at most the two priced ones.
     let one_type =
-        crate::cloud::traits::of(spec.cloud).is_some_and(|t| t.machine_types_per_group == 1);
+        crate::seam::traits::of(spec.cloud).is_some_and(|t| t.machine_types_per_group == 1);
     let others = if one_type {
         let used: std::collections::BTreeSet<&str> = [&on_demand, &spot]
             .into_iter()

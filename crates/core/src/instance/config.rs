@@ -11,38 +11,7 @@ use crate::gpu::{self, GpuModel};
 use crate::offer::Cloud;
 use crate::pool::{self, ChosenType, FieldError, NodePoolConfig, NodePoolSpec, spelling};
 
-use super::store::{InstanceClass, MARKER_LABEL, MARKER_TAG};
-
-/// What a reclaim does to a spot VM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReclaimPolicy {
-    /// Stopped (deallocated), disks kept: EC2 interruption behaviour `stop` on a persistent
-    /// request, Compute `instanceTerminationAction = STOP`, Azure `evictionPolicy =
-    /// Deallocate`. The default.
-    #[default]
-    Stop,
-    /// Deleted with its disks (EC2 `terminate`, Compute `DELETE`, Azure `Delete`).
-    Delete,
-}
-
-impl ReclaimPolicy {
-    /// `stop` or `delete`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReclaimPolicy::Stop => "stop",
-            ReclaimPolicy::Delete => "delete",
-        }
-    }
-
-    /// Parses `stop` / `delete`, any case.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "stop" => Some(ReclaimPolicy::Stop),
-            "delete" => Some(ReclaimPolicy::Delete),
-            _ => None,
-        }
-    }
-}
+use crate::seam::instances::{InstanceClass, MARKER_LABEL, MARKER_TAG, ReclaimPolicy};
 
 /// The `aws` block.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,11 +8,12 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::config::ReclaimPolicy;
-use super::store::{ImageRef, Instances, LaunchSpec, LiveInstance, PowerState};
-use crate::cloud::CloudError;
 use crate::offer::Cloud;
 use crate::reclaim::StopCause;
+use crate::seam::CloudError;
+use crate::seam::instances::{
+    ImageRef, Instances, LaunchSpec, LiveInstance, PowerState, ReclaimPolicy,
+};
 
 #[derive(Debug, Default)]
 struct World {

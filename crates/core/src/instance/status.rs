@@ -1,7 +1,7 @@
 //! The `status` a user reads: the power state and, for a stopped VM, who stopped it.
 
-use super::store::{LiveInstance, PowerState};
 use crate::reclaim::StopCause;
+use crate::seam::instances::{LiveInstance, PowerState};
 
 /// What `gpu_instance.status` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Rolling groups without an outage: the one decision of whether a desired group keeps a
 //! live group's name (changed in place) or gets a new generation's name (created, waited
 //! for, and only then is the old one deleted). What cannot change in place is the cloud's
-//! ([`crate::cloud::drift`]); how generations are named is the layout's
+//! ([`crate::seam::drift`]); how generations are named is the layout's
 //! ([`super::layout::generation_name`]).
 //!
 //! Plan and apply both call [`name_generations`] with the same prior groups and desired
@@ -10,9 +10,9 @@
 use std::collections::BTreeSet;
 
 use super::layout;
-use crate::cloud::drift;
 use crate::model::{CapacityType, GroupSpec};
 use crate::offer::Cloud;
+use crate::seam::drift;
 
 /// One group rolled to a new generation: created and ready before `from` is deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,7 +221,7 @@ mod tests {
         assert_eq!(rolls[0].reasons, vec!["gpu driver Install → None"]);
         let n = &want[0].name;
         assert!(
-            crate::cloud::traits::AKS.name_ok(n) && n.starts_with("gs") && *n != base,
+            crate::seam::traits::AKS.name_ok(n) && n.starts_with("gs") && *n != base,
             "{n}"
         );
     }

@@ -20,10 +20,10 @@ use super::spec::{
     LABEL_PRICE_SOURCE, LABEL_PRICED_AS, NodePoolSpec, gpu_taint,
 };
 use super::stable_hash::fnv1a;
-use crate::cloud::traits;
 use crate::cost::{PricedAs, priced_as};
 use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
 use crate::offer::Cloud;
+use crate::seam::traits;
 
 /// Suffix of the on-demand group's name (EKS, GKE).
 pub const ON_DEMAND_SUFFIX: &str = "-od";

@@ -24,13 +24,13 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::stable_hash::fnv1a;
-use crate::cloud::choke::{Journal, Mutation, Verb};
-use crate::cloud::delta::{ConfigDelta, tag_delta};
-use crate::cloud::{
-    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, Turn, WaitTarget, drift,
-};
 use crate::model::{CapacityType, GroupSpec};
 use crate::retry::Backoff;
+use crate::seam::choke::{Journal, Mutation, Verb};
+use crate::seam::delta::{ConfigDelta, tag_delta};
+use crate::seam::{
+    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, Turn, WaitTarget, drift,
+};
 
 /// Pauses before a change the cloud refused as busy is sent again: 2 s doubling to 30 s,
 /// with jitter (so two waiting processes do not knock in step).

@@ -600,8 +600,8 @@ proptest! {
 
 #[test]
 fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
-    use crate::cloud::traits;
     use crate::model::{AzureClass, GcpClass};
+    use crate::seam::traits;
     let aws = sized(0, 4, 1, true);
     let t = super::instance_types(&aws, &catalog(), 3, &Freshness::any());
     for (cloud, class) in [

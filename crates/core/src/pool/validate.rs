@@ -439,7 +439,7 @@ pub fn name_errors(cloud: Cloud, cluster: &str, name: &str) -> Vec<FieldError> {
     p.0
 }
 
-/// `cluster` as the cloud names a cluster ([`crate::cloud::ClusterRef`]: an EKS name, an
+/// `cluster` as the cloud names a cluster ([`crate::seam::ClusterRef`]: an EKS name, an
 /// AKS ARM id, a GKE path in `region` or one of its zones; an empty `region` is not
 /// checked) and `name` in the cloud's format (on EKS leaving room for the group suffix).
 fn check_names(p: &mut Problems, cloud: Cloud, region: &str, cluster: &str, name: &str) {
@@ -451,7 +451,7 @@ fn check_names(p: &mut Problems, cloud: Cloud, region: &str, cluster: &str, name
     let max_name = 63 - GROUP_SUFFIX_LEN;
     if cloud == Cloud::Aws {
         // The region does not matter to an EKS name's shape.
-        if let Err(e) = crate::cloud::ClusterRef::parse(cloud, "", cluster) {
+        if let Err(e) = crate::seam::ClusterRef::parse(cloud, "", cluster) {
             p.push("cluster", e.0);
         }
         if name.is_empty() || name.len() > max_name || !shape(name) {
@@ -466,7 +466,7 @@ fn check_names(p: &mut Problems, cloud: Cloud, region: &str, cluster: &str, name
     } else {
         if cluster.is_empty() {
             p.push("cluster", "must not be empty");
-        } else if let Err(e) = crate::cloud::ClusterRef::parse(cloud, region, cluster) {
+        } else if let Err(e) = crate::seam::ClusterRef::parse(cloud, region, cluster) {
             p.push("cluster", e.0);
         }
         // Every node carries `gpu.tf/pool = <name>`: it must be a Kubernetes label value.

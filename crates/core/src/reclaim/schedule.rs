@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use crate::cloud::CloudError;
 use crate::retry::Backoff;
+use crate::seam::CloudError;
 
 /// The start retry schedule of a watcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

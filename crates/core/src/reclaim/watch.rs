@@ -57,7 +57,7 @@ impl Watcher {
         cloud: &dyn Instances,
         catalog: &Catalog,
         now: i64,
-    ) -> Result<Vec<Event>, crate::cloud::CloudError> {
+    ) -> Result<Vec<Event>, crate::seam::CloudError> {
         let vms = cloud.list_managed().await?;
         let name = cloud.cloud().as_str();
         let mut events = Vec::new();

@@ -8,7 +8,7 @@
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 
 use super::{Verdict, retry_after, retryable_status};
-use crate::cloud::CloudError;
+use crate::seam::CloudError;
 
 /// Whether an SDK error is worth repeating unchanged: throttling and server errors by
 /// code or status, timeouts, and connection failures; with the server's `Retry-After`.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
+use gpu_core::commitment::rank_offerings;
 use gpu_core::commitment::spec::{self, Candidate, CommitmentConfig, Term};
-use gpu_core::commitment::store::rank_offerings;
 use gpu_core::commitment::{CapacityBlockOffering, OfferingQuery};
 use gpu_core::time::{format_rfc3339, unix_now};
 use tfplugin::provider::ReadDataSourceResponse;

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use gpu_core::cloud::CloudError;
 use gpu_core::instance::{ImageRef, Instances, LaunchSpec, LiveInstance};
 use gpu_core::offer::Cloud;
+use gpu_core::seam::CloudError;
 
 use super::elector::LeaseHold;
 

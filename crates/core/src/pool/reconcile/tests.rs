@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use super::*;
-use crate::cloud::fake::{FakeNodeGroups, Op};
+use crate::clouds::fake::{FakeNodeGroups, Op};
 use crate::model::{AwsClass, AzureClass, NodeClass, Scaling, Taint};
 use crate::offer::Cloud;
 use crate::pool::spec::{TaintEffect, gpu_taint};
@@ -442,7 +442,7 @@ struct Slow {
 
 #[async_trait::async_trait]
 impl NodeGroups for Slow {
-    fn traits(&self) -> &'static crate::cloud::CloudTraits {
+    fn traits(&self) -> &'static crate::seam::CloudTraits {
         self.inner.traits()
     }
     async fn create_group(
@@ -815,7 +815,7 @@ mod parallel {
 
     #[async_trait::async_trait]
     impl NodeGroups for Yielding {
-        fn traits(&self) -> &'static crate::cloud::CloudTraits {
+        fn traits(&self) -> &'static crate::seam::CloudTraits {
             self.0.traits()
         }
         async fn create_group(
@@ -859,9 +859,9 @@ mod parallel {
             timeout: Duration,
         ) -> Result<Option<NodeGroup>, CloudError> {
             // The adapters' loop over this wrapper's yielding reads.
-            crate::cloud::poll::group(
-                &crate::cloud::poll::VirtualClock::default(),
-                crate::cloud::poll::Backoff::default(),
+            crate::seam::poll::group(
+                &crate::seam::poll::VirtualClock::default(),
+                crate::seam::poll::Backoff::default(),
                 timeout,
                 &crate::cancel::Cancel::new(),
                 cluster,
@@ -871,7 +871,7 @@ mod parallel {
             )
             .await
         }
-        async fn take_turn(&self, cluster: &ClusterRef) -> Result<crate::cloud::Turn, CloudError> {
+        async fn take_turn(&self, cluster: &ClusterRef) -> Result<crate::seam::Turn, CloudError> {
             self.0.take_turn(cluster).await
         }
         async fn pause(&self, pause: Duration) -> Result<(), CloudError> {

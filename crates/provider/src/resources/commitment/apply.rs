@@ -2,12 +2,12 @@
 //! its key), change state only on update, refuse / forget / cancel on destroy, and read the
 //! status live.
 
-use gpu_core::cloud::CloudError;
 use gpu_core::commitment::spec::OnDestroy;
 use gpu_core::commitment::{
     CommitmentKind, CommitmentStatus, Commitments, LiveCommitment, Order, Purchased, purchase_key,
     purchase_once,
 };
+use gpu_core::seam::CloudError;
 use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};

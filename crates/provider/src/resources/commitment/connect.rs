@@ -1,12 +1,12 @@
 //! The commitment adapter of a kind's cloud, with that cloud's usual credentials.
 
-use gpu_core::cloud::CloudError;
-use gpu_core::cloud::aws::{ConfigKey, Ec2Commitments, Ec2Options, SdkConfig};
-use gpu_core::cloud::azure::{AzureCommitmentOptions, AzureCommitments};
-use gpu_core::cloud::gcp::{ComputeCommitments, ComputeOptions};
+use gpu_core::clouds::aws::{ConfigKey, Ec2Commitments, Ec2Options, SdkConfig};
+use gpu_core::clouds::azure::{AzureCommitmentOptions, AzureCommitments};
+use gpu_core::clouds::gcp::{ComputeCommitments, ComputeOptions};
 use gpu_core::commitment::Commitments;
 use gpu_core::offer::Cloud;
 use gpu_core::retry::RetryPolicy;
+use gpu_core::seam::CloudError;
 
 use super::Settings;
 

@@ -36,7 +36,7 @@ pub struct Settings {
     /// The provider's stop signal.
     pub cancel: Cancel,
     /// The process's AWS credential chains.
-    pub aws_configs: gpu_core::cloud::aws::ConfigCache,
+    pub aws_configs: gpu_core::clouds::aws::ConfigCache,
     /// The provider's `gcp` block (project, endpoint, access token).
     pub gcp: crate::config::GcpConfig,
     /// The provider's `azure` block (subscription, tenant, endpoint).

@@ -5,9 +5,9 @@
 
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::price::{self, CommitmentQuote, describe_term, usd};
+use gpu_core::commitment::rank_offerings;
 use gpu_core::commitment::rates;
 use gpu_core::commitment::spec::{self, Candidate, CommitmentSpec, OnDestroy, Term};
-use gpu_core::commitment::store::rank_offerings;
 use gpu_core::commitment::{CapacityBlockOffering, CommitmentKind, OfferingQuery};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;

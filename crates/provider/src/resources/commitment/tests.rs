@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::CloudError;
 use gpu_core::commitment::{
     CapacityBlockOffering, CommitmentKind, CommitmentStatus, Commitments, LiveCommitment,
     OfferingQuery, Order,
 };
+use gpu_core::seam::CloudError;
 use gpu_core::time::unix_now;
 use tfplugin::Value;
 use tfplugin::provider::PlanResourceChangeRequest;

@@ -91,7 +91,7 @@ pub async fn apply(
     let old = match old_place {
         Some(p) if p == place => Ok(cloud),
         Some(p) => connector.instances(&p).await,
-        None => Err(gpu_core::cloud::CloudError::Invalid(
+        None => Err(gpu_core::seam::CloudError::Invalid(
             "unreadable prior place".into(),
         )),
     };

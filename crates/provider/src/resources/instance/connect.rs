@@ -1,8 +1,8 @@
 //! The VM adapter of an instance's cloud, with that cloud's usual credentials.
 
-use gpu_core::cloud::CloudError;
 use gpu_core::instance::Instances;
 use gpu_core::offer::Cloud;
+use gpu_core::seam::CloudError;
 
 use super::Settings;
 use crate::resources::commitment::connect as options;
@@ -35,14 +35,14 @@ impl Connector for Settings {
                 let project = place.project.clone().ok_or_else(|| {
                     CloudError::Invalid("no Google Cloud project: set `gcp.project`".into())
                 })?;
-                gpu_core::cloud::gcp::ComputeInstances::connect(&options::compute_options(
+                gpu_core::clouds::gcp::ComputeInstances::connect(&options::compute_options(
                     &self.base, project,
                 ))
                 .map(|c| Box::new(c) as Box<dyn Instances>)
             }
             Cloud::Aws => {
                 let (sdk, opts) = options::ec2_setup(&self.base, &place.region).await;
-                Ok(Box::new(gpu_core::cloud::aws::Ec2Instances::new(
+                Ok(Box::new(gpu_core::clouds::aws::Ec2Instances::new(
                     &sdk,
                     &place.region,
                     opts,
@@ -58,7 +58,7 @@ impl Connector for Settings {
                             "no Azure subscription: Azure VMs are created in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block".into(),
                         )
                     })?;
-                gpu_core::cloud::azure::AzureVms::connect(&options::azure_options(
+                gpu_core::clouds::azure::AzureVms::connect(&options::azure_options(
                     &self.base,
                     subscription_id,
                 ))

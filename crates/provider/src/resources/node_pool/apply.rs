@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use gpu_core::model::CapacityType;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::{layout, reconcile};
+use gpu_core::seam::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use tfplugin::provider::ApplyResourceChangeResponse;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -282,7 +282,7 @@ fn record_subnets(state: &mut Value, live: &[NodeGroup]) {
 }
 
 /// Each mutating call of an apply, at debug level (`TF_LOG=debug` shows them).
-fn log_mutations(mutations: &[gpu_core::cloud::choke::Mutation]) {
+fn log_mutations(mutations: &[gpu_core::seam::choke::Mutation]) {
     for m in mutations {
         tracing::debug!(
             verb = ?m.verb,

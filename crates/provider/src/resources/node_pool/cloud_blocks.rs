@@ -3,9 +3,9 @@
 //! cloud's settings) and the node class they make. Values are read in any letter case and
 //! always compared in the cloud's own spelling, so `ubuntu` and `Ubuntu` are one value.
 
-use gpu_core::cloud::{is_guid, is_zone_of};
 use gpu_core::model::{AzureClass, GcpClass, NodeClass, Reservation};
 use gpu_core::offer::Cloud;
+use gpu_core::seam::{is_guid, is_zone_of};
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostics, Type, Value};
 

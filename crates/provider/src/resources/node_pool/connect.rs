@@ -1,12 +1,12 @@
 //! The connection a pool's calls go through: EKS, AKS or GKE by the pool's `cloud`, with
 //! the provider's settings for that cloud and the cloud's usual credential chain.
 
-use gpu_core::cloud::NodeGroups;
-use gpu_core::cloud::aws::{Eks, EksOptions};
-use gpu_core::cloud::azure::{Aks, AksOptions};
-use gpu_core::cloud::gcp::{Gke, GkeOptions};
+use gpu_core::clouds::aws::{Eks, EksOptions};
+use gpu_core::clouds::azure::{Aks, AksOptions};
+use gpu_core::clouds::gcp::{Gke, GkeOptions};
 use gpu_core::offer::Cloud;
 use gpu_core::retry::RetryPolicy;
+use gpu_core::seam::NodeGroups;
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
 use super::desired::Settings;
@@ -67,7 +67,7 @@ async fn eks(settings: &Settings, region: &str) -> Eks {
 }
 
 /// The error of a connection that could not be set up (no credentials, a bad CA).
-fn connect_error(cloud: &str, e: &gpu_core::cloud::CloudError) -> Diagnostics {
+fn connect_error(cloud: &str, e: &gpu_core::seam::CloudError) -> Diagnostics {
     Diagnostic::error(
         format!("Cannot connect to {cloud}"),
         format!("{e}\nSee the {cloud} credentials guide of the gpu provider."),

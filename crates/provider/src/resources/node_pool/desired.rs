@@ -31,7 +31,7 @@ pub struct Settings {
     /// The provider's stop signal: set by `StopProvider`, ends waits and retry pauses.
     pub cancel: gpu_core::cancel::Cancel,
     /// The process's AWS credential chains, shared by every operation.
-    pub aws_configs: gpu_core::cloud::aws::ConfigCache,
+    pub aws_configs: gpu_core::clouds::aws::ConfigCache,
     /// `max_price_age`: which catalog prices count when instance types are chosen.
     pub max_price_age: Option<MaxPriceAge>,
     /// The provider's `azure` block (endpoint, tenant, subscription).

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use gpu_core::cloud::NodeGroup;
 use gpu_core::model::{GroupSpec, NodeClass};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::CapacityType;
 use gpu_core::pool::layout::class_for_capacity;
+use gpu_core::seam::NodeGroup;
 use tfplugin::Value;
 
 use super::inputs;

@@ -9,9 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::{ClusterRef, is_guid};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
+use gpu_core::seam::{ClusterRef, is_guid};
 use tfplugin::Value;
 
 /// The shapes of import ids, for messages.

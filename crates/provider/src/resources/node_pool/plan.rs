@@ -154,22 +154,22 @@ pub fn plan(
 /// Refuses a cluster outside the provider's `azure.subscription_id` or `gcp.project`: the
 /// credentials are for that account, and a pool elsewhere is most likely a typo.
 fn check_account(want: &Desired, settings: &Settings, d: &mut Diagnostics) {
-    let Ok(cluster) = gpu_core::cloud::ClusterRef::parse(want.spec.cloud, "", &want.spec.cluster)
+    let Ok(cluster) = gpu_core::seam::ClusterRef::parse(want.spec.cloud, "", &want.spec.cluster)
     else {
         return;
     };
     let (setting, configured, named) = match &cluster {
-        gpu_core::cloud::ClusterRef::Aks { subscription, .. } => (
+        gpu_core::seam::ClusterRef::Aks { subscription, .. } => (
             "azure.subscription_id",
             settings.azure.subscription_id.as_deref(),
             subscription.as_str(),
         ),
-        gpu_core::cloud::ClusterRef::Gke { project, .. } => (
+        gpu_core::seam::ClusterRef::Gke { project, .. } => (
             "gcp.project",
             settings.gcp.project.as_deref(),
             project.as_str(),
         ),
-        gpu_core::cloud::ClusterRef::Eks { .. } => return,
+        gpu_core::seam::ClusterRef::Eks { .. } => return,
     };
     if let Some(c) = configured
         && !c.eq_ignore_ascii_case(named)
@@ -327,7 +327,7 @@ fn fill(
     costs: &[(&'static str, Value)],
     pinned: bool,
 ) {
-    let cluster = gpu_core::cloud::ClusterRef::parse(
+    let cluster = gpu_core::seam::ClusterRef::parse(
         want.spec.cloud,
         &want.spec.region,
         &text(planned, "cluster"),

@@ -2,8 +2,8 @@
 //! groups found by name shape and ownership), drift included.
 
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::NodeGroups;
 use gpu_core::pool::{layout, reconcile};
+use gpu_core::seam::NodeGroups;
 use tfplugin::Diagnostics;
 use tfplugin::Value;
 use tfplugin::provider::ReadResourceResponse;

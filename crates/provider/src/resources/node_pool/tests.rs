@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use gpu_core::catalog::Catalog;
-use gpu_core::cloud::fake::{FakeNodeGroups, Op};
-use gpu_core::cloud::{CapacityType, CloudError, NodeGroups};
+use gpu_core::clouds::fake::{FakeNodeGroups, Op};
+use gpu_core::seam::{CapacityType, CloudError, NodeGroups};
 use tfplugin::provider::PlanResourceChangeRequest;
 use tfplugin::{Type, Value};
 
@@ -172,8 +172,8 @@ fn errors(d: &tfplugin::Diagnostics) -> Vec<(String, String)> {
 }
 
 /// The example pools' cluster.
-fn east() -> gpu_core::cloud::ClusterRef {
-    gpu_core::cloud::ClusterRef::Eks {
+fn east() -> gpu_core::seam::ClusterRef {
+    gpu_core::seam::ClusterRef::Eks {
         region: "us-east-1".into(),
         name: "train-east".into(),
     }
@@ -544,7 +544,7 @@ async fn apply_read_and_plan_again_is_empty() {
     assert_eq!((spot.spec.scaling.min, spot.spec.scaling.max), (0, 3));
     assert_eq!(
         od.spec.class,
-        gpu_core::cloud::NodeClass::Aws(gpu_core::cloud::AwsClass {
+        gpu_core::seam::NodeClass::Aws(gpu_core::seam::AwsClass {
             node_role: ROLE.into(),
             subnets: Some(vec!["subnet-0000000a".into(), "subnet-0000000b".into()]),
             ami_type: "AL2023_x86_64_NVIDIA".into(),
@@ -888,7 +888,7 @@ async fn import_then_plan_is_empty_and_destroy_removes_every_group() {
 #[tokio::test]
 async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
     let api = fake();
-    let stranger = gpu_core::cloud::GroupSpec {
+    let stranger = gpu_core::seam::GroupSpec {
         name: "train-spot".into(),
         capacity: CapacityType::Spot,
         machine_types: vec!["t3.large".into()],
@@ -900,7 +900,7 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
         labels: Default::default(),
         taints: Vec::new(),
         tags: [("owner".to_string(), "someone-else".to_string())].into(),
-        class: gpu_core::cloud::NodeClass::Aws(gpu_core::cloud::AwsClass {
+        class: gpu_core::seam::NodeClass::Aws(gpu_core::seam::AwsClass {
             node_role: "arn:aws:iam::123456789012:role/other".into(),
             subnets: Some(vec!["subnet-0000000a".into()]),
             ami_type: "AL2023_x86_64_STANDARD".into(),

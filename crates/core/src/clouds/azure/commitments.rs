@@ -1,0 +1,572 @@
+//! Azure reserved VM instances (`Microsoft.Capacity` reservation orders) and capacity
+//! reservations (`Microsoft.Compute` capacity reservation groups) over Resource Manager:
+//! [`AzureCommitments`] implements [`Commitments`].
+//!
+//! A reservation is priced with `calculatePrice` (read-only; it also hands out the
+//! `reservationOrderId` a purchase must use), bought with `PUT reservationOrders/{id}`
+//! (idempotent: the id is the purchase's marker, so a repeat after a lost answer buys
+//! nothing new) and read with `GET reservationOrders/{id}`; it cannot be cancelled here. A
+//! capacity reservation is a group and one reservation in it, both named stably by the
+//! caller (`PUT` is idempotent by name); it is cancelled by deleting both.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::DEFAULT_ENDPOINT;
+use super::arm::{self, Arm};
+use super::auth::AzureCredentials;
+use crate::cancel::Cancel;
+use crate::commitment::CommitmentKind;
+use crate::retry::RetryPolicy;
+use crate::seam::CloudError;
+use crate::seam::commitments::{
+    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, OfferingQuery, Order,
+    PriceQuote,
+};
+use crate::seam::poll::Backoff;
+use crate::time::parse_rfc3339;
+
+/// The api-version of `Microsoft.Capacity` (reservations).
+pub const CAPACITY_API_VERSION: &str = "2022-11-01";
+/// The api-version of `Microsoft.Compute` capacity reservations.
+pub const COMPUTE_API_VERSION: &str = "2024-07-01";
+
+/// How to reach Azure for commitments.
+#[derive(Debug, Clone, Default)]
+pub struct AzureCommitmentOptions {
+    /// The subscription that pays (the reservations' billing scope) and holds capacity
+    /// reservation groups.
+    pub subscription_id: String,
+    /// Resource Manager base URL; default the public cloud's.
+    pub endpoint: Option<String>,
+    /// Tenant to authenticate against; default the credential's.
+    pub tenant_id: Option<String>,
+    /// Poll schedule of waits.
+    pub backoff: Option<Backoff>,
+    /// Retries of each call.
+    pub retry: Option<RetryPolicy>,
+    /// Longest wait for one purchase or capacity reservation (default 20 min).
+    pub operation_timeout: Option<Duration>,
+    /// Ends waits and retry pauses early.
+    pub cancel: Cancel,
+    /// An extra CA (PEM) to trust.
+    pub ca_pem: Option<String>,
+}
+
+/// Azure commitments of one subscription.
+#[derive(Debug, Clone)]
+pub struct AzureCommitments {
+    arm: Arm,
+    subscription: String,
+    operation_timeout: Duration,
+}
+
+/// The ARM client of `opts` (Azure's usual credential chain, the endpoint, retries and
+/// stop signal) and its subscription, checked and lower-cased; no request is made.
+pub(super) fn arm_of(opts: &AzureCommitmentOptions) -> Result<(Arm, String), CloudError> {
+    if !crate::seam::is_guid(&opts.subscription_id) {
+        return Err(CloudError::Invalid(format!(
+            "{:?} is not an Azure subscription id (a GUID)",
+            opts.subscription_id
+        )));
+    }
+    let token_http = arm::http_client(opts.ca_pem.as_deref(), None)?;
+    let credentials = AzureCredentials::from_vars(
+        opts.tenant_id.as_deref(),
+        &|name| std::env::var(name).ok(),
+        Some(token_http),
+    );
+    let http = arm::http_client(opts.ca_pem.as_deref(), None)?;
+    Ok((
+        Arm::new(
+            http,
+            opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
+            Arc::new(credentials),
+            opts.backoff.unwrap_or_default(),
+            opts.retry.unwrap_or_default(),
+            opts.cancel.clone(),
+        ),
+        opts.subscription_id.to_ascii_lowercase(),
+    ))
+}
+
+impl AzureCommitments {
+    /// Builds the adapter with Azure's usual credential chain; no request is made.
+    pub fn connect(opts: &AzureCommitmentOptions) -> Result<Self, CloudError> {
+        let (arm, subscription) = arm_of(opts)?;
+        Ok(AzureCommitments {
+            arm,
+            subscription,
+            operation_timeout: opts
+                .operation_timeout
+                .unwrap_or(Duration::from_secs(20 * 60)),
+        })
+    }
+
+    fn reservation_body(&self, order: &Order) -> Option<Value> {
+        let Order::AzureReservation {
+            location,
+            sku,
+            term,
+            billing_plan,
+            quantity,
+            display_name,
+            ..
+        } = order
+        else {
+            return None;
+        };
+        Some(json!({
+            "sku": {"name": sku},
+            "location": location,
+            "properties": {
+                "reservedResourceType": "VirtualMachines",
+                "billingScopeId": format!("/subscriptions/{}", self.subscription),
+                "term": term,
+                "billingPlan": billing_plan,
+                "quantity": quantity,
+                "displayName": display_name,
+                "appliedScopeType": "Shared",
+                "reservedResourceProperties": {"instanceFlexibility": "On"},
+                "renew": false
+            }
+        }))
+    }
+
+    /// GET of an ARM path at `api_version`; `None` on 404.
+    async fn get_path(
+        &self,
+        path: &str,
+        api_version: &str,
+        what: &str,
+    ) -> Result<Option<Value>, CloudError> {
+        match self
+            .arm
+            .call(
+                Method::GET,
+                &self.arm.url(path, api_version),
+                None,
+                &[],
+                what,
+            )
+            .await
+        {
+            Ok(a) => Ok(Some(a.body)),
+            Err(CloudError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Polls a reservation order until its purchase has settled (not `Creating` or
+    /// `PendingBilling`).
+    async fn settle_order(&self, path: &str) -> Result<Value, CloudError> {
+        let what = format!("reservation order {path}");
+        crate::seam::poll::until(
+            &crate::seam::poll::TokioClock::default(),
+            self.arm.backoff,
+            self.operation_timeout,
+            &self.arm.cancel,
+            &what,
+            || async {
+                let body = self
+                    .get_path(path, CAPACITY_API_VERSION, "read the reservation order")
+                    .await?
+                    .ok_or_else(|| CloudError::NotFound(format!("{what} after its purchase")))?;
+                let state = body
+                    .pointer("/properties/provisioningState")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                Ok((!matches!(state, "Creating" | "PendingBilling" | "")).then_some(body))
+            },
+        )
+        .await
+    }
+}
+
+fn order_path(order_id: &str) -> Result<String, CloudError> {
+    let ok = !order_id.is_empty()
+        && order_id.len() <= 64
+        && order_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if ok {
+        Ok(format!(
+            "/providers/Microsoft.Capacity/reservationOrders/{order_id}"
+        ))
+    } else {
+        Err(CloudError::Invalid(format!(
+            "{order_id:?} is not a reservation order id"
+        )))
+    }
+}
+
+/// A legal ARM name segment (what the caller derived; safe in a path).
+pub(super) fn segment(s: &str) -> Result<&str, CloudError> {
+    let ok = !s.is_empty()
+        && s.len() <= 90
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '(' | ')'));
+    if ok {
+        Ok(s)
+    } else {
+        Err(CloudError::Invalid(format!(
+            "{s:?} is not a legal Azure resource name"
+        )))
+    }
+}
+
+fn order_status(state: &str) -> CommitmentStatus {
+    match state {
+        "Succeeded" => CommitmentStatus::Active,
+        "Expired" => CommitmentStatus::Expired,
+        "Cancelled" => CommitmentStatus::Cancelled,
+        "Failed" | "BillingFailed" => CommitmentStatus::Failed,
+        _ => CommitmentStatus::Scheduled,
+    }
+}
+
+fn order_live(body: &Value) -> LiveCommitment {
+    let p = body.get("properties").cloned().unwrap_or(Value::Null);
+    let text = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let state = text("provisioningState");
+    LiveCommitment {
+        id: body
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        kind: CommitmentKind::AzureReservation,
+        status: order_status(&state),
+        cloud_state: state,
+        zone: None,
+        instance_type: String::new(),
+        instance_count: p
+            .get("originalQuantity")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32,
+        start: parse_rfc3339(&text("benefitStartTime")),
+        end: parse_rfc3339(&text("expiryDateTime")).or_else(|| parse_rfc3339(&text("expiryDate"))),
+        tags: BTreeMap::new(),
+    }
+}
+
+fn capacity_live(body: &Value) -> LiveCommitment {
+    let state = body
+        .pointer("/properties/provisioningState")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let status = match state.as_str() {
+        "Succeeded" => CommitmentStatus::Active,
+        "Failed" => CommitmentStatus::Failed,
+        "Deleting" => CommitmentStatus::Cancelled,
+        _ => CommitmentStatus::Scheduled,
+    };
+    LiveCommitment {
+        id: body
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        kind: CommitmentKind::AzureCapacityReservation,
+        status,
+        cloud_state: state,
+        zone: body
+            .pointer("/zones/0")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        instance_type: body
+            .pointer("/sku/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        instance_count: body
+            .pointer("/sku/capacity")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32,
+        start: body
+            .pointer("/properties/provisioningTime")
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339),
+        end: None,
+        tags: body
+            .get("tags")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// The total of a `calculatePrice` answer: the sum of its payment schedule (one payment
+/// up front, or one a month), else its `pricingCurrencyTotal`.
+fn quote_total(props: &Value) -> Option<(f64, String)> {
+    let money = |v: &Value| {
+        Some((
+            v.get("amount")?.as_f64()?,
+            v.get("currencyCode")?.as_str()?.to_string(),
+        ))
+    };
+    let schedule: Vec<(f64, String)> = props
+        .get("paymentSchedule")
+        .and_then(Value::as_array)
+        .map(|s| {
+            s.iter()
+                .filter_map(|p| money(p.get("pricingCurrencyTotal")?))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some((_, cur)) = schedule.first()
+        && schedule.iter().all(|(_, c)| c == cur)
+    {
+        return Some((schedule.iter().map(|(a, _)| a).sum(), cur.clone()));
+    }
+    money(props.get("pricingCurrencyTotal")?)
+}
+
+#[async_trait]
+impl Commitments for AzureCommitments {
+    async fn capacity_block_offerings(
+        &self,
+        _q: &OfferingQuery,
+    ) -> Result<Vec<CapacityBlockOffering>, CloudError> {
+        Err(CloudError::Invalid(
+            "capacity blocks are an EC2 product; Azure has none".into(),
+        ))
+    }
+
+    async fn quote(&self, order: &Order) -> Result<Option<PriceQuote>, CloudError> {
+        let Some(body) = self.reservation_body(order) else {
+            return Ok(None);
+        };
+        let url = self.arm.url(
+            "/providers/Microsoft.Capacity/calculatePrice",
+            CAPACITY_API_VERSION,
+        );
+        let a = self
+            .arm
+            .call(Method::POST, &url, Some(&body), &[], "calculatePrice")
+            .await?;
+        let props = a.body.get("properties").cloned().unwrap_or(Value::Null);
+        let id = props
+            .get("reservationOrderId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                CloudError::Other("calculatePrice answered no reservationOrderId".into())
+            })?;
+        let (total, currency) = quote_total(&props)
+            .ok_or_else(|| CloudError::Other("calculatePrice answered no total".into()))?;
+        Ok(Some(PriceQuote {
+            id: id.to_string(),
+            total,
+            currency,
+        }))
+    }
+
+    async fn purchase(
+        &self,
+        order: &Order,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<LiveCommitment, CloudError> {
+        match order {
+            Order::AzureReservation { order_id, .. } => {
+                let path = order_path(order_id)?;
+                let body = self.reservation_body(order).unwrap_or(Value::Null);
+                self.arm
+                    .call(
+                        Method::PUT,
+                        &self.arm.url(&path, CAPACITY_API_VERSION),
+                        Some(&body),
+                        &[],
+                        "purchase the reservation order",
+                    )
+                    .await
+                    .map_err(|e| match e {
+                        CloudError::Invalid(m) if m.contains("CalculatePrice again") => {
+                            CloudError::Conflict(format!(
+                                "the price quoted at plan has expired ({m}): run terraform plan again to see the current price"
+                            ))
+                        }
+                        other => other,
+                    })?;
+                let settled = self.settle_order(&path).await?;
+                Ok(order_live(&settled))
+            }
+            Order::AzureCapacityReservation {
+                location,
+                resource_group,
+                group,
+                name,
+                sku,
+                capacity,
+                zone,
+            } => {
+                let group_path = format!(
+                    "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Compute/capacityReservationGroups/{}",
+                    self.subscription,
+                    segment(resource_group)?,
+                    segment(group)?
+                );
+                let zones: Vec<&str> = zone.iter().map(String::as_str).collect();
+                let mut group_body = json!({"location": location, "tags": tags});
+                if !zones.is_empty() {
+                    group_body["zones"] = json!(zones);
+                }
+                self.arm
+                    .call(
+                        Method::PUT,
+                        &self.arm.url(&group_path, COMPUTE_API_VERSION),
+                        Some(&group_body),
+                        &[],
+                        "create the capacity reservation group",
+                    )
+                    .await?;
+                let path = format!("{group_path}/capacityReservations/{}", segment(name)?);
+                let mut body = json!({
+                    "location": location,
+                    "sku": {"name": sku, "capacity": capacity},
+                    "tags": tags
+                });
+                if !zones.is_empty() {
+                    body["zones"] = json!(zones);
+                }
+                let a = self
+                    .arm
+                    .call(
+                        Method::PUT,
+                        &self.arm.url(&path, COMPUTE_API_VERSION),
+                        Some(&body),
+                        &[],
+                        "create the capacity reservation",
+                    )
+                    .await?;
+                if let Some(op) = &a.operation {
+                    self.arm.wait(op, &path, self.operation_timeout).await?;
+                }
+                let body = self
+                    .get_path(&path, COMPUTE_API_VERSION, "read the capacity reservation")
+                    .await?
+                    .ok_or_else(|| {
+                        CloudError::Other(format!("{path} is not there after its creation"))
+                    })?;
+                Ok(capacity_live(&body))
+            }
+            _ => Err(CloudError::Invalid(
+                "only Azure orders can be placed on Azure".into(),
+            )),
+        }
+    }
+
+    async fn get(&self, _location: &str, id: &str) -> Result<Option<LiveCommitment>, CloudError> {
+        if id.to_ascii_lowercase().starts_with("/subscriptions/") {
+            if !id.split('/').all(|s| s.is_empty() || segment(s).is_ok()) {
+                return Err(CloudError::Invalid(format!("{id:?} is not an ARM id")));
+            }
+            return Ok(self
+                .get_path(id, COMPUTE_API_VERSION, "read the capacity reservation")
+                .await?
+                .map(|b| capacity_live(&b)));
+        }
+        let path = order_path(id)?;
+        Ok(self
+            .get_path(&path, CAPACITY_API_VERSION, "read the reservation order")
+            .await?
+            .map(|b| order_live(&b)))
+    }
+
+    async fn find_by_marker(
+        &self,
+        location: &str,
+        key: &str,
+    ) -> Result<Vec<LiveCommitment>, CloudError> {
+        // A capacity reservation's key is `<resource group>/<group>/<name>`.
+        let id = match key.split('/').collect::<Vec<_>>()[..] {
+            [rg, group, name] => format!(
+                "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Compute/capacityReservationGroups/{}/capacityReservations/{}",
+                self.subscription,
+                segment(rg)?,
+                segment(group)?,
+                segment(name)?
+            ),
+            _ => key.to_string(),
+        };
+        Ok(self.get(location, &id).await?.into_iter().collect())
+    }
+
+    async fn cancel(&self, _location: &str, id: &str) -> Result<(), CloudError> {
+        if !id.to_ascii_lowercase().starts_with("/subscriptions/") {
+            return Err(CloudError::Invalid(format!(
+                "reservation order {id} cannot be cancelled: reserved instances run to their end"
+            )));
+        }
+        let a = match self
+            .arm
+            .call(
+                Method::DELETE,
+                &self.arm.url(id, COMPUTE_API_VERSION),
+                None,
+                &[],
+                "delete the capacity reservation",
+            )
+            .await
+        {
+            Ok(a) => Some(a),
+            Err(CloudError::NotFound(_)) => None,
+            Err(e) => return Err(e),
+        };
+        if let Some(op) = a.as_ref().and_then(|a| a.operation.as_ref()) {
+            self.arm.wait(op, id, self.operation_timeout).await?;
+        }
+        // The group held only this reservation: delete it too.
+        if let Some((group, _)) = id.rsplit_once("/capacityReservations/") {
+            match self
+                .arm
+                .call(
+                    Method::DELETE,
+                    &self.arm.url(group, COMPUTE_API_VERSION),
+                    None,
+                    &[],
+                    "delete the capacity reservation group",
+                )
+                .await
+            {
+                Ok(_) | Err(CloudError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quote_totals_its_payment_schedule() {
+        let monthly = json!({"pricingCurrencyTotal": {"amount": 100.0, "currencyCode": "USD"},
+            "paymentSchedule": (0..12).map(|_| json!({"pricingCurrencyTotal":
+                {"amount": 100.0, "currencyCode": "USD"}})).collect::<Vec<_>>()});
+        assert_eq!(quote_total(&monthly), Some((1200.0, "USD".into())));
+        let upfront = json!({"pricingCurrencyTotal": {"amount": 999.5, "currencyCode": "USD"}});
+        assert_eq!(quote_total(&upfront), Some((999.5, "USD".into())));
+    }
+
+    #[test]
+    fn ids_and_states() {
+        assert!(order_path("5bd6f0c6-7a4d-4e7b-9f26-3c7b0f1d2e3a").is_ok());
+        assert!(order_path("../x").is_err());
+        assert!(segment("gpu-tf-0123").is_ok() && segment("a/b").is_err());
+        assert_eq!(order_status("PendingBilling"), CommitmentStatus::Scheduled);
+        assert_eq!(order_status("Succeeded"), CommitmentStatus::Active);
+        assert_eq!(order_status("Expired"), CommitmentStatus::Expired);
+    }
+}

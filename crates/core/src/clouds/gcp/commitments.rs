@@ -1,0 +1,722 @@
+//! Compute Engine zonal reservations and regional committed use discounts over the
+//! Compute API v1 REST: [`ComputeCommitments`] implements [`Commitments`].
+//!
+//! Calls: `reservations.insert` / `get` / `delete` (`projects/{p}/zones/{z}/reservations`)
+//! and `regionCommitments.insert` / `get` (`projects/{p}/regions/{r}/commitments`; there is
+//! no delete: a commitment cannot be cancelled). Every insert and delete answers a
+//! `compute#operation`, polled (`zoneOperations.get` / `regionOperations.get`) until `DONE`;
+//! one that ends with `error.errors[]` becomes its typed error (a stockout is insufficient
+//! capacity, an exceeded quota a quota). Inserts carry a `requestId` (a UUID) that stays
+//! the same across retries, so a repeat after a lost answer does not act twice; the
+//! resource's name is the purchase's marker (Compute has no labels on either).
+
+use std::collections::{BTreeMap, hash_map::RandomState};
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::auth::{AccessToken, TokenSource};
+use super::rest::{self, COMPUTE_ENDPOINT, Rest};
+use crate::cancel::Cancel;
+use crate::commitment::CommitmentKind;
+use crate::retry::RetryPolicy;
+use crate::seam::CloudError;
+use crate::seam::commitments::{
+    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, OfferingQuery, Order,
+};
+use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::time::parse_rfc3339;
+
+/// How to reach Compute Engine.
+#[derive(Debug, Clone, Default)]
+pub struct ComputeOptions {
+    /// The project commitments are bought in.
+    pub project: String,
+    /// Base URL (default `https://compute.googleapis.com`), for emulators and private
+    /// endpoints.
+    pub endpoint: Option<String>,
+    /// An OAuth access token to use as is (else `GOOGLE_OAUTH_ACCESS_TOKEN`, else ADC).
+    pub access_token: Option<AccessToken>,
+    /// Poll schedule of operation waits (default 5 s doubling to 30 s).
+    pub backoff: Option<Backoff>,
+    /// Retries of each call.
+    pub retry: Option<RetryPolicy>,
+    /// Longest wait for one operation (default 20 min).
+    pub operation_timeout: Option<Duration>,
+    /// Ends waits and retry pauses early.
+    pub cancel: Cancel,
+}
+
+/// Compute Engine commitments of one project.
+#[derive(Debug, Clone)]
+pub struct ComputeCommitments {
+    pub(super) rest: Rest,
+    pub(super) project: String,
+    backoff: Backoff,
+    operation_timeout: Duration,
+    cancel: Cancel,
+}
+
+/// A `compute#operation` (the fields used).
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Operation {
+    pub(super) name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    error: Option<OperationErrors>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub(super) struct OperationErrors {
+    #[serde(default)]
+    errors: Vec<OperationError>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub(super) struct OperationError {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    message: String,
+}
+
+/// What a failed operation's first error means.
+pub(super) fn operation_error(what: &str, e: &OperationError) -> CloudError {
+    let text = format!("{what} failed: {}: {}", e.code, e.message);
+    let lower = e.message.to_ascii_lowercase();
+    if e.code.starts_with("ZONE_RESOURCE_POOL_EXHAUSTED")
+        || lower.contains("does not have enough resources")
+    {
+        CloudError::InsufficientCapacity(text)
+    } else if e.code.contains("QUOTA") {
+        CloudError::Quota(text)
+    } else if e.code == "RESOURCE_ALREADY_EXISTS" || e.code == "ALREADY_EXISTS" {
+        CloudError::Conflict(text)
+    } else if e.code.starts_with("INVALID") || e.code == "BAD_REQUEST" {
+        CloudError::Invalid(text)
+    } else {
+        CloudError::Other(text)
+    }
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Reservation {
+    name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    zone: String,
+    #[serde(default)]
+    creation_timestamp: Option<String>,
+    #[serde(default)]
+    specific_reservation: Option<SpecificReservation>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct SpecificReservation {
+    #[serde(default, with = "int64_string")]
+    count: u64,
+    #[serde(default)]
+    instance_properties: InstanceProperties,
+}
+
+#[derive(Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct InstanceProperties {
+    #[serde(default)]
+    machine_type: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    guest_accelerators: Vec<Accelerator>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Accelerator {
+    accelerator_type: String,
+    accelerator_count: u32,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReservationInsert<'a> {
+    name: &'a str,
+    description: String,
+    specific_reservation: SpecificReservation,
+    specific_reservation_required: bool,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Commitment {
+    name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    start_timestamp: Option<String>,
+    #[serde(default)]
+    end_timestamp: Option<String>,
+    #[serde(default)]
+    resources: Vec<CommitmentResource>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CommitmentResource {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(with = "int64_string")]
+    amount: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    accelerator_type: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CommitmentInsert<'a> {
+    name: &'a str,
+    description: String,
+    plan: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    category: &'static str,
+    resources: Vec<CommitmentResource>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reservations: Vec<AttachedReservation>,
+}
+
+/// A reservation created with a commitment (Compute requires one for GPUs).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AttachedReservation {
+    name: String,
+    zone: String,
+    specific_reservation: SpecificReservation,
+    specific_reservation_required: bool,
+}
+
+/// int64 fields travel as JSON strings (and are accepted as numbers).
+pub(super) mod int64_string {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            S(String),
+            N(u64),
+        }
+        match Either::deserialize(d)? {
+            Either::N(n) => Ok(n),
+            Either::S(s) => s.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A version-4 UUID from the process's random hasher seeds (a `requestId`).
+pub(super) fn request_id() -> String {
+    let mut words = [0u64; 2];
+    for (i, w) in words.iter_mut().enumerate() {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(crate::time::unix_now());
+        h.write_usize(i);
+        *w = h.finish();
+    }
+    let b: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+    let hex: String = b
+        .iter()
+        .enumerate()
+        .map(|(i, x)| match i {
+            6 => format!("{:02x}", (x & 0x0f) | 0x40),
+            8 => format!("{:02x}", (x & 0x3f) | 0x80),
+            _ => format!("{x:02x}"),
+        })
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// The last path segment of a Compute URL (`.../zones/us-central1-a` → `us-central1-a`).
+fn last_segment(url: &str) -> &str {
+    url.rsplit('/').next().unwrap_or(url)
+}
+
+/// `name` when it is a legal Compute resource name (so it is safe in a URL path).
+pub(super) fn checked(name: &str) -> Result<&str, CloudError> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.ends_with('-');
+    if ok {
+        Ok(name)
+    } else {
+        Err(CloudError::Invalid(format!(
+            "{name:?} is not a legal Compute Engine name (RFC 1035: 1-63 lower-case letters, digits and hyphens)"
+        )))
+    }
+}
+
+/// A zone (`us-central1-a`) or region (`us-central1`) as a path segment.
+fn location(l: &str) -> Result<&str, CloudError> {
+    checked(l)
+}
+
+impl ComputeCommitments {
+    /// Resolves the credentials and builds the client; no request is made.
+    pub fn connect(opts: &ComputeOptions) -> Result<Self, CloudError> {
+        let project = opts.project.trim().to_string();
+        if project.is_empty()
+            || !project.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == ':' || c == '.'
+            })
+        {
+            return Err(CloudError::Invalid(format!(
+                "{project:?} is not a Google Cloud project id"
+            )));
+        }
+        let tokens = TokenSource::resolve(opts.access_token.as_ref())?;
+        let rest = Rest::new(
+            rest::COMPUTE,
+            opts.endpoint.as_deref().unwrap_or(COMPUTE_ENDPOINT),
+            tokens,
+            opts.retry.unwrap_or_default(),
+            opts.cancel.clone(),
+            Duration::from_secs(30),
+        )?;
+        Ok(ComputeCommitments {
+            rest,
+            project,
+            backoff: opts.backoff.unwrap_or_default(),
+            operation_timeout: opts
+                .operation_timeout
+                .unwrap_or(Duration::from_secs(20 * 60)),
+            cancel: opts.cancel.clone(),
+        })
+    }
+
+    /// Polls operation `op` under `scope` (`zones/z` or `regions/r`) until `DONE`.
+    pub(super) async fn wait(
+        &self,
+        scope: &str,
+        op: Operation,
+        what: &str,
+    ) -> Result<(), CloudError> {
+        let path = format!(
+            "projects/{}/{scope}/operations/{}",
+            self.project,
+            checked(&op.name).unwrap_or(&op.name)
+        );
+        let mut first = Some(op);
+        poll::until(
+            &TokioClock::default(),
+            self.backoff,
+            self.operation_timeout,
+            &self.cancel,
+            what,
+            || {
+                let known = first.take();
+                let path = path.clone();
+                async move {
+                    let o = match known {
+                        Some(o) => o,
+                        None => self.rest.get("operations.get", &path).await?,
+                    };
+                    if o.status != "DONE" {
+                        return Ok(None);
+                    }
+                    match o.error.as_ref().and_then(|e| e.errors.first()) {
+                        Some(e) => Err(operation_error(what, e)),
+                        None => Ok(Some(())),
+                    }
+                }
+            },
+        )
+        .await
+    }
+
+    async fn reservation(
+        &self,
+        zone: &str,
+        name: &str,
+    ) -> Result<Option<LiveCommitment>, CloudError> {
+        let path = format!(
+            "projects/{}/zones/{}/reservations/{}",
+            self.project,
+            location(zone)?,
+            checked(name)?
+        );
+        match self
+            .rest
+            .get::<Reservation>("reservations.get", &path)
+            .await
+        {
+            Ok(r) => Ok(Some(reservation_live(&r, zone))),
+            Err(CloudError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn commitment(
+        &self,
+        region: &str,
+        name: &str,
+    ) -> Result<Option<LiveCommitment>, CloudError> {
+        let path = format!(
+            "projects/{}/regions/{}/commitments/{}",
+            self.project,
+            location(region)?,
+            checked(name)?
+        );
+        match self
+            .rest
+            .get::<Commitment>("regionCommitments.get", &path)
+            .await
+        {
+            Ok(c) => Ok(Some(commitment_live(&c))),
+            Err(CloudError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Zones look like `us-central1-a`; regions like `us-central1`.
+fn is_zone(l: &str) -> bool {
+    l.rsplit_once('-')
+        .is_some_and(|(_, z)| z.len() == 1 && z.chars().all(|c| c.is_ascii_lowercase()))
+}
+
+fn reservation_live(r: &Reservation, zone: &str) -> LiveCommitment {
+    let status = match r.status.as_str() {
+        "READY" => CommitmentStatus::Active,
+        "DELETING" => CommitmentStatus::Cancelled,
+        "INVALID" => CommitmentStatus::Failed,
+        _ => CommitmentStatus::Scheduled, // CREATING, UPDATING
+    };
+    let spec = r.specific_reservation.as_ref();
+    LiveCommitment {
+        id: r.name.clone(),
+        kind: CommitmentKind::GcpReservation,
+        status,
+        cloud_state: r.status.clone(),
+        zone: Some(if r.zone.is_empty() {
+            zone.to_string()
+        } else {
+            last_segment(&r.zone).to_string()
+        }),
+        instance_type: spec
+            .map(|s| last_segment(&s.instance_properties.machine_type).to_string())
+            .unwrap_or_default(),
+        instance_count: spec.map_or(0, |s| s.count as u32),
+        start: r.creation_timestamp.as_deref().and_then(parse_rfc3339),
+        end: None,
+        tags: BTreeMap::new(),
+    }
+}
+
+fn commitment_live(c: &Commitment) -> LiveCommitment {
+    let status = match c.status.as_str() {
+        "ACTIVE" => CommitmentStatus::Active,
+        "EXPIRED" => CommitmentStatus::Expired,
+        "CANCELED" | "CANCELLED" => CommitmentStatus::Cancelled,
+        _ => CommitmentStatus::Scheduled, // NOT_YET_ACTIVE, CREATING
+    };
+    LiveCommitment {
+        id: c.name.clone(),
+        kind: CommitmentKind::GcpCommitment,
+        status,
+        cloud_state: c.status.clone(),
+        zone: None,
+        instance_type: String::new(),
+        instance_count: c
+            .resources
+            .iter()
+            .find(|r| r.kind == "ACCELERATOR")
+            .map_or(0, |r| r.amount as u32),
+        start: c.start_timestamp.as_deref().and_then(parse_rfc3339),
+        end: c.end_timestamp.as_deref().and_then(parse_rfc3339),
+        tags: BTreeMap::new(),
+    }
+}
+
+fn description(tags: &BTreeMap<String, String>) -> String {
+    let pairs: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("Bought by terraform-provider-gpu. {}", pairs.join(", "))
+}
+
+#[async_trait]
+impl Commitments for ComputeCommitments {
+    async fn capacity_block_offerings(
+        &self,
+        _q: &OfferingQuery,
+    ) -> Result<Vec<CapacityBlockOffering>, CloudError> {
+        Err(CloudError::Invalid(
+            "capacity blocks are an EC2 product; Compute Engine has none".into(),
+        ))
+    }
+
+    async fn purchase(
+        &self,
+        order: &Order,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<LiveCommitment, CloudError> {
+        match order {
+            Order::GcpReservation {
+                zone,
+                name,
+                machine_type,
+                count,
+                accelerator,
+            } => {
+                let body = ReservationInsert {
+                    name: checked(name)?,
+                    description: description(tags),
+                    specific_reservation: SpecificReservation {
+                        count: u64::from(*count),
+                        instance_properties: InstanceProperties {
+                            machine_type: machine_type.clone(),
+                            guest_accelerators: accelerator
+                                .iter()
+                                .map(|(t, n)| Accelerator {
+                                    accelerator_type: t.clone(),
+                                    accelerator_count: *n,
+                                })
+                                .collect(),
+                        },
+                    },
+                    specific_reservation_required: false,
+                };
+                let path = format!(
+                    "projects/{}/zones/{}/reservations?requestId={}",
+                    self.project,
+                    location(zone)?,
+                    request_id()
+                );
+                let op: Result<Operation, _> = self
+                    .rest
+                    .call(
+                        "reservations.insert",
+                        reqwest::Method::POST,
+                        &path,
+                        Some(&body),
+                    )
+                    .await;
+                match op {
+                    Ok(op) => {
+                        self.wait(
+                            &format!("zones/{zone}"),
+                            op,
+                            &format!("creating reservation {name} in {zone}"),
+                        )
+                        .await?
+                    }
+                    Err(CloudError::Conflict(_)) => {} // it exists: read it below
+                    Err(e) => return Err(e),
+                }
+                self.reservation(zone, name).await?.ok_or_else(|| {
+                    CloudError::Other(format!("reservation {name} is not there after its insert"))
+                })
+            }
+            Order::GcpCommitment {
+                region,
+                name,
+                plan,
+                commitment_type,
+                vcpus,
+                memory_mb,
+                accelerator,
+                reservation,
+            } => {
+                let mut resources = vec![
+                    CommitmentResource {
+                        kind: "VCPU".into(),
+                        amount: u64::from(*vcpus),
+                        accelerator_type: None,
+                    },
+                    CommitmentResource {
+                        kind: "MEMORY".into(),
+                        amount: *memory_mb,
+                        accelerator_type: None,
+                    },
+                ];
+                if let Some((t, n)) = accelerator {
+                    resources.push(CommitmentResource {
+                        kind: "ACCELERATOR".into(),
+                        amount: u64::from(*n),
+                        accelerator_type: Some(t.clone()),
+                    });
+                }
+                let reservations = reservation
+                    .iter()
+                    .map(|(zone, machine_type, count)| {
+                        Ok(AttachedReservation {
+                            name: format!("{}-r", checked(name)?),
+                            zone: location(zone)?.to_string(),
+                            specific_reservation: SpecificReservation {
+                                count: u64::from(*count),
+                                instance_properties: InstanceProperties {
+                                    machine_type: machine_type.clone(),
+                                    guest_accelerators: Vec::new(),
+                                },
+                            },
+                            specific_reservation_required: false,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, CloudError>>()?;
+                let body = CommitmentInsert {
+                    name: checked(name)?,
+                    description: description(tags),
+                    plan,
+                    kind: commitment_type,
+                    category: "MACHINE",
+                    resources,
+                    reservations,
+                };
+                let path = format!(
+                    "projects/{}/regions/{}/commitments?requestId={}",
+                    self.project,
+                    location(region)?,
+                    request_id()
+                );
+                let op: Result<Operation, _> = self
+                    .rest
+                    .call(
+                        "regionCommitments.insert",
+                        reqwest::Method::POST,
+                        &path,
+                        Some(&body),
+                    )
+                    .await;
+                match op {
+                    Ok(op) => {
+                        self.wait(
+                            &format!("regions/{region}"),
+                            op,
+                            &format!("creating commitment {name} in {region}"),
+                        )
+                        .await?
+                    }
+                    Err(CloudError::Conflict(_)) => {}
+                    Err(e) => return Err(e),
+                }
+                self.commitment(region, name).await?.ok_or_else(|| {
+                    CloudError::Other(format!("commitment {name} is not there after its insert"))
+                })
+            }
+            _ => Err(CloudError::Invalid(
+                "an EC2 order cannot be placed on Compute Engine".into(),
+            )),
+        }
+    }
+
+    async fn get(&self, location: &str, id: &str) -> Result<Option<LiveCommitment>, CloudError> {
+        if is_zone(location) {
+            self.reservation(location, id).await
+        } else {
+            self.commitment(location, id).await
+        }
+    }
+
+    async fn find_by_marker(
+        &self,
+        location: &str,
+        key: &str,
+    ) -> Result<Vec<LiveCommitment>, CloudError> {
+        Ok(self.get(location, key).await?.into_iter().collect())
+    }
+
+    async fn cancel(&self, location: &str, id: &str) -> Result<(), CloudError> {
+        if !is_zone(location) {
+            return Err(CloudError::Invalid(format!(
+                "commitment {id} cannot be cancelled: Compute Engine commitments run to their end"
+            )));
+        }
+        let path = format!(
+            "projects/{}/zones/{}/reservations/{}?requestId={}",
+            self.project,
+            location,
+            checked(id)?,
+            request_id()
+        );
+        let op: Operation = match self
+            .rest
+            .call(
+                "reservations.delete",
+                reqwest::Method::DELETE,
+                &path,
+                None::<&()>,
+            )
+            .await
+        {
+            Ok(op) => op,
+            Err(CloudError::NotFound(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        self.wait(
+            &format!("zones/{location}"),
+            op,
+            &format!("deleting reservation {id} in {location}"),
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_v4_uuids_and_differ() {
+        let (a, b) = (request_id(), request_id());
+        assert_ne!(a, b);
+        let groups: Vec<&str> = a.split('-').collect();
+        assert_eq!(
+            groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(groups[2].starts_with('4'), "{a}");
+        assert!("89ab".contains(&groups[3][..1]), "{a}");
+    }
+
+    #[test]
+    fn names_zones_and_statuses() {
+        assert!(checked("gpu-tf-0123456789abcdef").is_ok());
+        assert!(checked("Bad_Name").is_err() && checked("a/../b").is_err());
+        assert!(is_zone("us-central1-a") && !is_zone("us-central1"));
+        let c: Commitment = serde_json::from_value(serde_json::json!({
+            "name": "c", "status": "NOT_YET_ACTIVE",
+            "startTimestamp": "2027-01-01T00:00:00.000-08:00",
+            "endTimestamp": "2028-01-01T00:00:00.000-08:00",
+            "resources": [{"type": "ACCELERATOR", "amount": "8", "acceleratorType": "nvidia-h100-80gb"}]
+        }))
+        .unwrap();
+        let live = commitment_live(&c);
+        assert_eq!(live.status, CommitmentStatus::Scheduled);
+        assert_eq!(live.end.unwrap() - live.start.unwrap(), 365 * 86_400);
+        let e = OperationError {
+            code: "ZONE_RESOURCE_POOL_EXHAUSTED".into(),
+            message: "The zone does not have enough resources".into(),
+        };
+        assert!(matches!(
+            operation_error("x", &e),
+            CloudError::InsufficientCapacity(_)
+        ));
+    }
+}

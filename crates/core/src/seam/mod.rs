@@ -1,0 +1,39 @@
+//! The seams: what a cloud's driver implements, and the neutral vocabulary they speak.
+//! Domain code (`pool`, `commitment`, `instance`, `reclaim`, `cost`) talks to clouds only
+//! through these; the drivers (`crate::clouds`) implement them and nothing here names one.
+//!
+//! - [`node_groups`]: [`NodeGroups`] (EKS node groups, AKS agent pools, GKE node pools).
+//! - [`instances`]: [`Instances`] (single GPU VMs, stop-on-reclaim).
+//! - [`commitments`]: [`Commitments`] (capacity blocks, reservations, committed use), with
+//!   the kinds in [`commitment_kind`].
+//! - [`error`]: [`CloudError`], the typed answer of every cloud call.
+//! - [`poll`]: the one wait loop; [`choke`]: the journal of mutating calls; [`turns`]: one
+//!   queue per cluster where a cloud runs one operation at a time.
+//! - [`cluster`]: a cluster by its cloud's id ([`ClusterRef`]); [`traits`]: each cloud's
+//!   group rules as data; [`drift`]: the in-place-or-roll decision; [`delta`]: what differs
+//!   between a live group and a desired one.
+
+pub mod choke;
+pub mod cluster;
+pub mod commitment_kind;
+pub mod commitments;
+pub mod delta;
+pub mod drift;
+pub mod error;
+pub mod instances;
+pub mod node_groups;
+pub mod poll;
+pub mod traits;
+pub mod turns;
+
+pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
+pub use commitments::Commitments;
+pub use error::CloudError;
+pub use instances::Instances;
+pub use node_groups::{HealthIssue, NodeGroup, NodeGroupStatus, NodeGroups, WaitTarget};
+pub use traits::CloudTraits;
+pub use turns::Turn;
+
+pub use crate::model::{
+    AwsClass, AzureClass, CapacityType, GcpClass, GroupSpec, NodeClass, Scaling, Taint, TaintEffect,
+};
