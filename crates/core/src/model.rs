@@ -282,6 +282,15 @@ impl Reservation {
 }
 
 impl NodeClass {
+    /// The cloud a group of this class runs on.
+    pub fn cloud(&self) -> crate::offer::Cloud {
+        match self {
+            NodeClass::Aws(_) => crate::offer::Cloud::Aws,
+            NodeClass::Azure(_) => crate::offer::Cloud::Azure,
+            NodeClass::Gcp(_) => crate::offer::Cloud::Gcp,
+        }
+    }
+
     /// The node image as a word for state and messages: the AMI type, OS SKU or image type.
     pub fn image(&self) -> &str {
         match self {

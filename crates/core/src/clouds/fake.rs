@@ -20,7 +20,7 @@ use crate::seam::delta::{ConfigDelta, tag_delta};
 use crate::seam::poll::{Backoff, Clock, VirtualClock};
 use crate::seam::{
     CapacityType, CloudError, CloudTraits, ClusterRef, GroupSpec, HealthIssue, NodeClass,
-    NodeGroup, NodeGroupStatus, NodeGroups, Taint, TaintEffect, WaitTarget, traits,
+    NodeGroup, NodeGroupStatus, NodeGroups, Taint, TaintEffect, WaitTarget,
 };
 
 /// The trait operation a call or injected fault is about.
@@ -92,7 +92,8 @@ impl FakeNodeGroups {
         FakeNodeGroups {
             state: Mutex::default(),
             settle_after: 0,
-            traits: traits::of(cloud).unwrap_or(&traits::EKS),
+            traits: crate::registry::node_group_rules(cloud)
+                .unwrap_or(&crate::clouds::aws::rules::EKS),
             clock: VirtualClock::default(),
             #[cfg(feature = "live")]
             turns: crate::seam::turns::ClusterTurns::default(),

@@ -198,8 +198,8 @@ pub fn preview(
         types,
     );
     // Where a group runs one type (AKS, GKE), the pool runs at most the two priced ones.
-    let one_type =
-        crate::seam::traits::of(spec.cloud).is_some_and(|t| t.machine_types_per_group == 1);
+    let one_type = crate::registry::node_group_rules(spec.cloud)
+        .is_some_and(|t| t.machine_types_per_group == 1);
     let others = if one_type {
         let used: std::collections::BTreeSet<&str> = [&on_demand, &spot]
             .into_iter()

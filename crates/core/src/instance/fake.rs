@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::offer::Cloud;
-use crate::reclaim::StopCause;
 use crate::seam::CloudError;
+use crate::seam::instances::StopCause;
 use crate::seam::instances::{
     ImageRef, Instances, LaunchSpec, LiveInstance, PowerState, ReclaimPolicy,
 };

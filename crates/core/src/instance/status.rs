@@ -1,6 +1,6 @@
 //! The `status` a user reads: the power state and, for a stopped VM, who stopped it.
 
-use crate::reclaim::StopCause;
+use crate::seam::instances::StopCause;
 use crate::seam::instances::{LiveInstance, PowerState};
 
 /// What `gpu_instance.status` says.

@@ -201,7 +201,7 @@ fn status_tells_a_reclaim_from_a_person() {
         image: String::new(),
         disk_size_gb: 0,
         power: PowerState::Stopped,
-        stop_cause: Some(crate::reclaim::StopCause::Reclaim),
+        stop_cause: Some(crate::seam::instances::StopCause::Reclaim),
         last_reclaim: None,
         disk_ids: vec![],
         labels: BTreeMap::new(),
@@ -209,7 +209,7 @@ fn status_tells_a_reclaim_from_a_person() {
     };
     assert_eq!(Status::of(&vm).as_str(), "stopped_by_reclaim");
     let person = LiveInstance {
-        stop_cause: Some(crate::reclaim::StopCause::Person),
+        stop_cause: Some(crate::seam::instances::StopCause::Person),
         ..vm.clone()
     };
     assert_eq!(Status::of(&person).as_str(), "stopped");

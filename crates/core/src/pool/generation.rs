@@ -221,7 +221,7 @@ mod tests {
         assert_eq!(rolls[0].reasons, vec!["gpu driver Install → None"]);
         let n = &want[0].name;
         assert!(
-            crate::seam::traits::AKS.name_ok(n) && n.starts_with("gs") && *n != base,
+            crate::clouds::azure::rules::AKS.name_ok(n) && n.starts_with("gs") && *n != base,
             "{n}"
         );
     }

@@ -23,7 +23,6 @@ use super::stable_hash::fnv1a;
 use crate::cost::{PricedAs, priced_as};
 use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
 use crate::offer::Cloud;
-use crate::seam::traits;
 
 /// Suffix of the on-demand group's name (EKS, GKE).
 pub const ON_DEMAND_SUFFIX: &str = "-od";
@@ -94,7 +93,8 @@ pub fn groups(
     default_tags: &BTreeMap<String, String>,
 ) -> Vec<GroupSpec> {
     let s = split(spec);
-    let per_group = traits::of(spec.cloud).map_or(usize::MAX, |t| t.machine_types_per_group);
+    let per_group = crate::registry::node_group_rules(spec.cloud)
+        .map_or(usize::MAX, |t| t.machine_types_per_group);
     let names = |v: &[ChosenType]| -> Vec<String> {
         v.iter()
             .take(per_group)
@@ -186,7 +186,7 @@ pub fn may_be_group_of(cloud: Cloud, pool: &str, name: &str) -> bool {
         Cloud::Azure => {
             name.len() == 2 + AKS_HASH_LEN
                 && (name.starts_with("go") || name.starts_with("gs"))
-                && traits::AKS.name_ok(name)
+                && crate::clouds::azure::rules::AKS.name_ok(name)
         }
         Cloud::Gcp => suffixed(&gke_slug(pool), name),
         _ => suffixed(pool, name),
@@ -350,7 +350,7 @@ fn group(
     taints.dedup();
     let mut tags = default_tags.clone();
     tags.extend(spec.tags.clone());
-    if let Some(t) = traits::of(spec.cloud) {
+    if let Some(t) = crate::registry::node_group_rules(spec.cloud) {
         tags.insert(t.ownership_tag.into(), t.marker_value(&spec.name));
     } else {
         tags.insert(LABEL_POOL.into(), spec.name.clone());
@@ -391,7 +391,7 @@ mod tests {
     fn names_are_legal_on_each_cloud_for_any_pool_name() {
         for pool in ["train", "Train_Big.v2", "9lives", &"x".repeat(53)] {
             for cloud in [Cloud::Aws, Cloud::Azure, Cloud::Gcp] {
-                let t = traits::of(cloud).unwrap();
+                let t = crate::registry::node_group_rules(cloud).unwrap();
                 for cap in [CapacityType::OnDemand, CapacityType::Spot] {
                     let base = base_name(cloud, pool, cap);
                     let next = generation_name(cloud, pool, &base, "fp", &BTreeSet::new());

@@ -601,7 +601,6 @@ proptest! {
 #[test]
 fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
     use crate::model::{AzureClass, GcpClass};
-    use crate::seam::traits;
     let aws = sized(0, 4, 1, true);
     let t = super::instance_types(&aws, &catalog(), 3, &Freshness::any());
     for (cloud, class) in [
@@ -625,7 +624,7 @@ fn aks_and_gke_layouts_take_one_machine_type_and_legal_names() {
         let mut s = aws.clone();
         s.cloud = cloud;
         let groups = layout::groups(&s, &t, &class, &BTreeMap::new());
-        let rules = traits::of(cloud).unwrap();
+        let rules = crate::registry::node_group_rules(cloud).unwrap();
         // On GKE the layout names the accelerator (GKE needs it for the driver config).
         let want_class = match &class {
             NodeClass::Gcp(c) => NodeClass::Gcp(GcpClass {

@@ -76,7 +76,7 @@ impl Clock for TokioClock {
 
 /// Sleeps `d` on tokio's timer unless `cancel` is set first: the pause of a live adapter
 /// before a refused change is sent again ([`super::NodeGroups::pause`]).
-#[cfg(feature = "live")]
+#[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
 pub(crate) async fn pause(cancel: &Cancel, d: Duration) -> Result<(), CloudError> {
     cancel.run(tokio::time::sleep(d)).await.map_err(|_| {
         CloudError::Cancelled(

@@ -1,7 +1,8 @@
-//! What each cloud's node groups are like, as data: the name rule, how many machine types
-//! a group takes, whether operations on one cluster must run one at a time, the ownership
-//! marker spelled legally there, and the system labels, taints and tags the cloud adds by
-//! itself (stripped on read, so they are never a difference).
+//! What a cloud's node groups are like, as data ([`CloudTraits`]): the name rule, how many
+//! machine types a group takes, whether operations on one cluster must run one at a time,
+//! the ownership marker spelled legally there, and the system labels, taints and tags the
+//! cloud adds by itself (stripped on read, so they are never a difference). Each cloud's
+//! driver holds its own (`crate::clouds::<cloud>::rules`); `crate::registry` finds them.
 
 use crate::model::{CapacityType, GroupSpec, NodeClass};
 use crate::offer::Cloud;
@@ -38,81 +39,10 @@ pub struct CloudTraits {
     pub system_taint_prefixes: &'static [&'static str],
     /// Tag key prefixes the cloud sets itself.
     pub system_tag_prefixes: &'static [&'static str],
-    name_ok: fn(&str) -> bool,
-}
-
-/// EKS managed node groups.
-pub static EKS: CloudTraits = CloudTraits {
-    cloud: Cloud::Aws,
-    service: "EKS",
-    noun: "node group",
-    name_rule: "1-63 letters, digits, '-' and '_', starting with a letter or digit",
-    max_name_len: 63,
-    machine_types_per_group: 20,
-    serial_operations: false,
-    scaling_per_zone: false,
-    stop_on_reclaim: false,
-    ownership_tag: "gpu.tf/pool",
-    system_label_prefixes: &[],
-    system_taint_prefixes: &[],
-    system_tag_prefixes: &["aws:"],
-    name_ok: eks_name_ok,
-};
-
-/// AKS agent pools.
-pub static AKS: CloudTraits = CloudTraits {
-    cloud: Cloud::Azure,
-    service: "AKS",
-    noun: "agent pool",
-    name_rule: "1-12 lowercase letters and digits, starting with a letter",
-    max_name_len: 12,
-    machine_types_per_group: 1,
-    serial_operations: true,
-    scaling_per_zone: false,
-    stop_on_reclaim: true,
-    ownership_tag: "gpu-tf-pool",
-    system_label_prefixes: &["kubernetes.azure.com/"],
-    system_taint_prefixes: &["kubernetes.azure.com/"],
-    system_tag_prefixes: &["aks-managed-"],
-    name_ok: aks_name_ok,
-};
-
-/// GKE node pools.
-pub static GKE: CloudTraits = CloudTraits {
-    cloud: Cloud::Gcp,
-    service: "GKE",
-    noun: "node pool",
-    name_rule: "1-40 lowercase letters, digits and '-', starting with a letter, not ending with '-'",
-    max_name_len: 40,
-    machine_types_per_group: 1,
-    serial_operations: true,
-    scaling_per_zone: true,
-    stop_on_reclaim: false,
-    ownership_tag: "gpu-tf-pool",
-    system_label_prefixes: &["cloud.google.com/"],
-    // GKE taints every GPU node `nvidia.com/gpu=present:NoSchedule` itself.
-    system_taint_prefixes: &["nvidia.com/gpu"],
-    system_tag_prefixes: &["goog-"],
-    name_ok: gke_name_ok,
-};
-
-/// The traits of `cloud`'s node groups; `None` for a cloud without managed Kubernetes here.
-pub fn of(cloud: Cloud) -> Option<&'static CloudTraits> {
-    match cloud {
-        Cloud::Aws => Some(&EKS),
-        Cloud::Azure => Some(&AKS),
-        Cloud::Gcp => Some(&GKE),
-        _ => None,
-    }
-}
-
-/// The traits of the cloud a group of `class` belongs to.
-pub fn of_class(class: &NodeClass) -> &'static CloudTraits {
-    match class {
-        NodeClass::Aws(_) => &EKS,
-        NodeClass::Azure(_) => &AKS,
-        NodeClass::Gcp(_) => &GKE,
-    }
+    /// Whether a name is legal here (see [`CloudTraits::name_ok`]).
+    pub(crate) name_ok: fn(&str) -> bool,
+    /// The ownership marker's value for a pool name, legal on this cloud.
+    pub(crate) marker_of: fn(&str) -> String,
 }
 
 impl CloudTraits {
@@ -146,7 +76,7 @@ impl CloudTraits {
                 self.machine_types_per_group
             ));
         }
-        if of_class(&g.class).cloud != self.cloud {
+        if g.class.cloud() != self.cloud {
             return Err(format!(
                 "an {} needs a {} node class",
                 self.kind(),
@@ -184,80 +114,9 @@ impl CloudTraits {
             .is_some_and(|v| v == &self.marker_value(pool))
     }
 
-    /// The ownership marker's value for pool `pool`, legal on this cloud (GCP label
+    /// The ownership marker's value for pool `pool`, legal on this cloud (e.g. GCP label
     /// values: lowercase letters, digits, `-` and `_`, at most 63).
     pub fn marker_value(&self, pool: &str) -> String {
-        if self.cloud == Cloud::Gcp {
-            let v: String = pool
-                .to_ascii_lowercase()
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .take(63)
-                .collect();
-            return v;
-        }
-        pool.to_string()
-    }
-}
-
-fn eks_name_ok(n: &str) -> bool {
-    (1..=63).contains(&n.len())
-        && n.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && n.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
-fn aks_name_ok(n: &str) -> bool {
-    (1..=12).contains(&n.len())
-        && n.starts_with(|c: char| c.is_ascii_lowercase())
-        && n.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-}
-
-fn gke_name_ok(n: &str) -> bool {
-    (1..=40).contains(&n.len())
-        && n.starts_with(|c: char| c.is_ascii_lowercase())
-        && !n.ends_with('-')
-        && n.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn name_rules_follow_each_cloud() {
-        assert!(EKS.name_ok("train-spot-k3x9"));
-        assert!(EKS.name_ok("Train_1"));
-        assert!(!EKS.name_ok(&"a".repeat(64)));
-        assert!(!EKS.name_ok("-x"));
-        assert!(AKS.name_ok("gs0123456789"));
-        assert!(!AKS.name_ok("gs01234567890"), "13 characters");
-        assert!(!AKS.name_ok("train-od"), "no '-' in AKS pool names");
-        assert!(!AKS.name_ok("1abc"));
-        assert!(GKE.name_ok("train-floor-k3x9"));
-        assert!(!GKE.name_ok("Train"));
-        assert!(!GKE.name_ok("train-"));
-        assert!(!GKE.name_ok(&format!("a{}", "b".repeat(40))));
-    }
-
-    #[test]
-    fn ownership_markers_are_legal_tag_names_on_their_cloud() {
-        // Azure tag names may not hold '/', GCP label keys only [a-z0-9_-].
-        assert!(!AKS.ownership_tag.contains('/'));
-        assert!(
-            GKE.ownership_tag
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-        );
-        assert_eq!(GKE.marker_value("Train.A"), "train_a");
-        assert_eq!(AKS.marker_value("Train.A"), "Train.A");
+        (self.marker_of)(pool)
     }
 }

@@ -22,10 +22,10 @@ use aws_sdk_ec2::types::{
 
 use super::retrying::{send, send_with};
 use crate::cancel::Cancel;
-use crate::commitment::CommitmentKind;
 use crate::retry::sdk::verdict_if_refused;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
+use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{
     CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, MARKER_TAG,
     OfferingQuery, Order,
@@ -67,7 +67,7 @@ impl Ec2Commitments {
         clients
             .entry(region.to_string())
             .or_insert_with(|| {
-                super::ec2_client(
+                super::clients::ec2_client(
                     &self.sdk,
                     Some(region),
                     self.opts.endpoint_url.as_deref(),

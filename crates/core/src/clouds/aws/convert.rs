@@ -8,7 +8,7 @@ use crate::model::Ec2Reservation;
 
 use crate::seam::{
     AwsClass, CapacityType, CloudError, GroupSpec, HealthIssue, NodeClass, NodeGroup,
-    NodeGroupStatus, Scaling, Taint, TaintEffect, traits,
+    NodeGroupStatus, Scaling, Taint, TaintEffect,
 };
 
 /// Our scaling as the SDK's (`check` has verified the sizes fit an `i32`); an unset
@@ -154,7 +154,7 @@ pub(crate) fn node_group_from_sdk(g: &eks::Nodegroup) -> Result<NodeGroup, Cloud
     // The reservation tag is the class's, not a user tag.
     spec.tags.remove(RESERVATION_TAG);
     spec.taints.sort();
-    traits::EKS.strip_system(&mut spec);
+    super::rules::EKS.strip_system(&mut spec);
     Ok(NodeGroup {
         id: g.nodegroup_arn().unwrap_or_default().to_string(),
         status: status_from_eks(g.status().map_or("", |s| s.as_str())),

@@ -24,14 +24,14 @@ use base64::Engine as _;
 
 use super::commitments::Ec2Options;
 use super::retrying::send;
-use crate::instance::{
-    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_TAG, PowerState,
-    ReclaimPolicy,
-};
 use crate::offer::Cloud;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
+use crate::seam::instances::{
+    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_TAG, PowerState,
+    ReclaimPolicy,
+};
 use crate::seam::poll::{self, Backoff, TokioClock};
 
 /// The AMI name pattern of the default image: AWS's Deep Learning Base AMI with the
@@ -108,7 +108,7 @@ impl Ec2Instances {
     /// VMs of `region`, with the loaded SDK config (credentials, profile) and `opts`.
     pub fn new(sdk: &aws_config::SdkConfig, region: &str, opts: Ec2Options) -> Self {
         Ec2Instances {
-            client: super::ec2_client(
+            client: super::clients::ec2_client(
                 sdk,
                 Some(region),
                 opts.endpoint_url.as_deref(),

@@ -21,9 +21,9 @@ use super::DEFAULT_ENDPOINT;
 use super::arm::{self, Arm};
 use super::auth::AzureCredentials;
 use crate::cancel::Cancel;
-use crate::commitment::CommitmentKind;
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
+use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{
     CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, OfferingQuery, Order,
     PriceQuote,

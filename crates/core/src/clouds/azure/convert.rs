@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::seam::traits::AKS;
+use super::rules::AKS;
 use crate::seam::{
     AzureClass, CapacityType, CloudError, GroupSpec, NodeClass, NodeGroup, NodeGroupStatus,
     Scaling, Taint, TaintEffect,

@@ -26,13 +26,13 @@ use serde_json::{Value, json};
 
 use super::arm::{Answer, Arm};
 use super::commitments::{AzureCommitmentOptions, arm_of, segment};
-use crate::instance::{
+use crate::offer::Cloud;
+use crate::seam::CloudError;
+use crate::seam::instances::StopCause;
+use crate::seam::instances::{
     ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL, PowerState,
     ReclaimPolicy,
 };
-use crate::offer::Cloud;
-use crate::reclaim::StopCause;
-use crate::seam::CloudError;
 use crate::time::{format_rfc3339, parse_rfc3339, unix_now};
 
 /// The api-version of `Microsoft.Compute/virtualMachines` and image versions.

@@ -20,9 +20,9 @@ use serde::{Deserialize, Serialize};
 use super::auth::{AccessToken, TokenSource};
 use super::rest::{self, COMPUTE_ENDPOINT, Rest};
 use crate::cancel::Cancel;
-use crate::commitment::CommitmentKind;
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
+use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{
     CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, OfferingQuery, Order,
 };

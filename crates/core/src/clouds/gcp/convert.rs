@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::seam::{
     CapacityType, CloudError, GcpClass, GroupSpec, HealthIssue, NodeClass, NodeGroup,
-    NodeGroupStatus, Scaling, Taint, TaintEffect, traits,
+    NodeGroupStatus, Scaling, Taint, TaintEffect,
 };
 
 /// A GKE `NodePool`, the fields this crate reads and writes (others are ignored on read).
@@ -396,7 +396,7 @@ pub(crate) fn pool_from_gke(p: &NodePool, id: String) -> Result<NodeGroup, Cloud
         }),
     };
     spec.taints.sort();
-    traits::GKE.strip_system(&mut spec);
+    super::rules::GKE.strip_system(&mut spec);
     let status = p.status.as_deref().unwrap_or("");
     let health = match (status, &p.status_message) {
         ("ERROR" | "RUNNING_WITH_ERROR", Some(m)) if !m.is_empty() => vec![HealthIssue {

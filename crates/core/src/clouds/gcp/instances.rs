@@ -18,13 +18,13 @@ use serde::{Deserialize, Serialize};
 use super::commitments::{
     ComputeCommitments, ComputeOptions, Operation, checked, int64_string, request_id,
 };
-use crate::instance::{
-    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL, PowerState,
-    ReclaimPolicy,
-};
 use crate::offer::Cloud;
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
+use crate::seam::instances::{
+    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL, PowerState,
+    ReclaimPolicy,
+};
 use crate::time::parse_rfc3339;
 
 /// The project of Google's Deep Learning VM images.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use gpu_core::catalog::Catalog;
 use gpu_core::pool::spec::{LABEL_MODEL, RESERVED_LABEL_PREFIX, gpu_taint};
 use gpu_core::pool::{DriverPolicy, layout, spelling};
-use gpu_core::seam::{CapacityType, NodeClass, NodeGroup, traits};
+use gpu_core::seam::{CapacityType, NodeClass, NodeGroup};
 use tfplugin::Value;
 
 use super::groups;
@@ -202,7 +202,7 @@ fn instance_types(
     let Some(g) = spot.or(od) else { return };
     let prior = strings(s, "instance_types").unwrap_or_default();
     let cloud = super::connect::cloud_of(s);
-    if gpu_core::seam::traits::of(cloud).is_some_and(|t| t.machine_types_per_group == 1) {
+    if gpu_core::registry::node_group_rules(cloud).is_some_and(|t| t.machine_types_per_group == 1) {
         // One type per group (AKS, GKE): each group runs one of the chosen types, so the
         // choice stands while every live type is one of them.
         let live: Vec<String> = spot
@@ -343,7 +343,9 @@ fn taints(s: &mut Value, live: &[NodeGroup]) {
 /// without the provider's `default_labels` (unless the prior `tags` set that key too).
 fn tags(s: &mut Value, live: &[NodeGroup], default_labels: &BTreeMap<String, String>) {
     let prior = string_map(s, "tags");
-    let markers = [&traits::EKS, &traits::AKS, &traits::GKE].map(|t| t.ownership_tag);
+    let markers: Vec<&str> = gpu_core::registry::node_group_clouds()
+        .map(|t| t.ownership_tag)
+        .collect();
     for g in live {
         let user: BTreeMap<String, String> = g
             .spec

@@ -1,0 +1,67 @@
+//! GKE node pools as data: names, one machine type per pool, one operation per cluster, per-zone autoscaling, the ownership label, the labels, taints and resource labels GKE adds itself.
+
+use crate::offer::Cloud;
+use crate::seam::CloudTraits;
+
+/// GKE node pools.
+pub static GKE: CloudTraits = CloudTraits {
+    cloud: Cloud::Gcp,
+    service: "GKE",
+    noun: "node pool",
+    name_rule: "1-40 lowercase letters, digits and '-', starting with a letter, not ending with '-'",
+    max_name_len: 40,
+    machine_types_per_group: 1,
+    serial_operations: true,
+    scaling_per_zone: true,
+    stop_on_reclaim: false,
+    ownership_tag: "gpu-tf-pool",
+    system_label_prefixes: &["cloud.google.com/"],
+    // GKE taints every GPU node `nvidia.com/gpu=present:NoSchedule` itself.
+    system_taint_prefixes: &["nvidia.com/gpu"],
+    system_tag_prefixes: &["goog-"],
+    name_ok: gke_name_ok,
+    marker_of: gcp_label_value,
+};
+
+fn gke_name_ok(n: &str) -> bool {
+    (1..=40).contains(&n.len())
+        && n.starts_with(|c: char| c.is_ascii_lowercase())
+        && !n.ends_with('-')
+        && n.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// A pool name as a GCP label value: lowercase letters, digits, `-` and `_`, at most 63.
+fn gcp_label_value(pool: &str) -> String {
+    pool.to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(63)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gke_names_and_marker() {
+        assert!(GKE.name_ok("train-floor-k3x9"));
+        assert!(!GKE.name_ok("Train"));
+        assert!(!GKE.name_ok("train-"));
+        assert!(!GKE.name_ok(&format!("a{}", "b".repeat(40))));
+        // GCP label keys only [a-z0-9_-].
+        assert!(
+            GKE.ownership_tag
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        );
+        assert_eq!(GKE.marker_value("Train.A"), "train_a");
+    }
+}

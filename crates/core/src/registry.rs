@@ -1,0 +1,51 @@
+//! The registry of cloud drivers: which driver serves a [`Cloud`]. The one place in core,
+//! besides the drivers themselves (`crate::clouds`), that names them; a cloud without a
+//! driver for something (a neocloud without managed Kubernetes) answers `None`, never
+//! another cloud's.
+
+use crate::clouds::{aws, azure, gcp};
+use crate::model::NodeClass;
+use crate::offer::Cloud;
+use crate::seam::CloudTraits;
+
+/// The rules of `cloud`'s managed Kubernetes node groups (EKS, AKS, GKE); `None` for a
+/// cloud whose driver has none.
+pub fn node_group_rules(cloud: Cloud) -> Option<&'static CloudTraits> {
+    match cloud {
+        Cloud::Aws => Some(&aws::rules::EKS),
+        Cloud::Azure => Some(&azure::rules::AKS),
+        Cloud::Gcp => Some(&gcp::rules::GKE),
+        Cloud::Cudo | Cloud::Nebius | Cloud::Hyperbolic => None,
+    }
+}
+
+/// The rules of the node groups a group of `class` belongs to (a class exists only for
+/// clouds with node groups).
+pub fn rules_of_class(class: &NodeClass) -> &'static CloudTraits {
+    match class {
+        NodeClass::Aws(_) => &aws::rules::EKS,
+        NodeClass::Azure(_) => &azure::rules::AKS,
+        NodeClass::Gcp(_) => &gcp::rules::GKE,
+    }
+}
+
+/// Every cloud with managed Kubernetes node groups here, and their rules.
+pub fn node_group_clouds() -> impl Iterator<Item = &'static CloudTraits> {
+    Cloud::ALL.iter().filter_map(|c| node_group_rules(*c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_driver_serves_its_own_cloud_and_neoclouds_have_none() {
+        for c in [Cloud::Aws, Cloud::Azure, Cloud::Gcp] {
+            assert_eq!(node_group_rules(c).map(|r| r.cloud), Some(c));
+        }
+        for c in [Cloud::Cudo, Cloud::Nebius, Cloud::Hyperbolic] {
+            assert!(node_group_rules(c).is_none(), "{c}");
+        }
+        assert_eq!(node_group_clouds().count(), 3);
+    }
+}
