@@ -498,6 +498,7 @@ impl NodeGroups for FakeNodeGroups {
             Backoff::default(),
             timeout,
             &Cancel::new(),
+            self.traits,
             cluster,
             name,
             target,

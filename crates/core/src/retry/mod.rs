@@ -14,8 +14,6 @@ use crate::time::{parse_http_date, unix_now};
 mod run;
 #[cfg(feature = "live")]
 pub use run::{Failure, run};
-#[cfg(feature = "live")]
-pub mod sdk;
 
 /// ` (after N attempts)` when a call was made more than once, else nothing: how every
 /// retried error ends.

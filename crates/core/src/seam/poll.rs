@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{CloudError, ClusterRef, NodeGroup, NodeGroupStatus, WaitTarget};
+use super::{CloudError, CloudTraits, ClusterRef, NodeGroup, NodeGroupStatus, WaitTarget};
 use crate::cancel::Cancel;
 
 /// Delays between status polls: `initial`, doubling up to `max`.
@@ -153,6 +153,7 @@ pub(crate) async fn group<C, F, Fut>(
     backoff: Backoff,
     timeout: Duration,
     cancel: &Cancel,
+    rules: &CloudTraits,
     cluster: &ClusterRef,
     name: &str,
     target: WaitTarget,
@@ -166,7 +167,7 @@ where
     let what = wait_what(cluster, name, target);
     until(clock, backoff, timeout, cancel, &what, || {
         let read = get();
-        async move { wait_step(cluster, name, target, read.await?) }
+        async move { wait_step(rules, cluster, name, target, read.await?) }
     })
     .await
 }
@@ -182,6 +183,7 @@ fn wait_what(cluster: &impl std::fmt::Display, name: &str, target: WaitTarget) -
 
 /// One poll's verdict: `Ok(Some(result))` done, `Ok(None)` keep polling, `Err` failed.
 fn wait_step(
+    rules: &CloudTraits,
     cluster: &impl std::fmt::Display,
     name: &str,
     target: WaitTarget,
@@ -195,18 +197,14 @@ fn wait_step(
             NodeGroupStatus::Active => Ok(Some(Some(g))),
             NodeGroupStatus::CreateFailed
             | NodeGroupStatus::DeleteFailed
-            | NodeGroupStatus::Degraded => {
-                Err(CloudError::from_failed_state(&what, &g.status, &g.health))
-            }
+            | NodeGroupStatus::Degraded => Err(rules.failed_group(&what, &g.status, &g.health)),
             NodeGroupStatus::Deleting => Err(CloudError::Conflict(format!(
                 "{what} is being deleted and will not become ready"
             ))),
             _ => Ok(None),
         },
         (WaitTarget::Deleted, Some(g)) => match g.status {
-            NodeGroupStatus::DeleteFailed => {
-                Err(CloudError::from_failed_state(&what, &g.status, &g.health))
-            }
+            NodeGroupStatus::DeleteFailed => Err(rules.failed_group(&what, &g.status, &g.health)),
             _ => Ok(None),
         },
     }

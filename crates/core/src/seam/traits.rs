@@ -4,6 +4,7 @@
 //! cloud adds by itself (stripped on read, so they are never a difference). Each cloud's
 //! driver holds its own (`crate::clouds::<cloud>::rules`); `crate::registry` finds them.
 
+use super::{CloudError, HealthIssue, NodeGroupStatus};
 use crate::model::{CapacityType, GroupSpec, NodeClass};
 use crate::offer::Cloud;
 
@@ -22,9 +23,8 @@ pub struct CloudTraits {
     pub max_name_len: usize,
     /// Most machine types one group may hold (AKS and GKE: one).
     pub machine_types_per_group: usize,
-    /// Only one group operation may run in a cluster at a time (AKS answers 409
-    /// `OperationNotAllowed` otherwise, GKE 400 `FAILED_PRECONDITION` "Cluster is running
-    /// incompatible operation"), so creates and deletes are serialized.
+    /// Only one group operation may run in a cluster at a time (a second one is refused as
+    /// busy), so a process's changes to one cluster take turns.
     pub serial_operations: bool,
     /// Autoscaling bounds count per zone (GKE), not per group.
     pub scaling_per_zone: bool,
@@ -43,6 +43,9 @@ pub struct CloudTraits {
     pub(crate) name_ok: fn(&str) -> bool,
     /// The ownership marker's value for a pool name, legal on this cloud.
     pub(crate) marker_of: fn(&str) -> String,
+    /// The error of a group settled in a failed state, typed from the cloud's health codes
+    /// (see [`CloudTraits::failed_group`]).
+    pub(crate) failed: fn(&str, &NodeGroupStatus, &[HealthIssue]) -> CloudError,
 }
 
 impl CloudTraits {
@@ -112,6 +115,18 @@ impl CloudTraits {
         g.tags
             .get(self.ownership_tag)
             .is_some_and(|v| v == &self.marker_value(pool))
+    }
+
+    /// The error of group `what` settled in failed state `status` with health `issues`,
+    /// typed from this cloud's health codes (EKS's quota and capacity codes), else the
+    /// neutral [`CloudError::failed_group`].
+    pub fn failed_group(
+        &self,
+        what: &str,
+        status: &NodeGroupStatus,
+        issues: &[HealthIssue],
+    ) -> CloudError {
+        (self.failed)(what, status, issues)
     }
 
     /// The ownership marker's value for pool `pool`, legal on this cloud (e.g. GCP label

@@ -30,8 +30,8 @@ use super::report::{ProgressEvent, SourceId};
 use super::scope::{Ctx, SourceRun};
 use super::time::unix_now;
 use super::wanted::Wanted;
+use crate::clouds::aws::sdk::verdict;
 use crate::retry;
-use crate::retry::sdk::verdict;
 
 /// The product description asked for.
 pub const PRODUCT: &str = "Linux/UNIX";

@@ -21,8 +21,8 @@ use aws_sdk_ec2::types::{
 };
 
 use super::retrying::{send, send_with};
+use super::sdk::verdict_if_refused;
 use crate::cancel::Cancel;
-use crate::retry::sdk::verdict_if_refused;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;

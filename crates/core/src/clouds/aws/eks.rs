@@ -579,6 +579,7 @@ impl NodeGroups for Eks {
             self.backoff,
             timeout,
             &self.cancel,
+            &super::rules::EKS,
             cluster,
             name,
             target,
@@ -596,12 +597,13 @@ impl NodeGroups for Eks {
 
 #[cfg(test)]
 mod tests {
+    use super::super::codes::error_from_code;
     use super::*;
 
     #[test]
     fn a_node_group_in_use_is_busy_on_update_and_delete_only() {
-        // What `from_code` makes of EKS's answer, as the update and delete see it.
-        let in_use = CloudError::from_code(
+        // What `error_from_code` makes of EKS's answer, as the update and delete see it.
+        let in_use = error_from_code(
             Some("ResourceInUseException"),
             Some("The specified resource is in use"),
             Some(409),

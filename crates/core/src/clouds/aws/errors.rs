@@ -2,6 +2,7 @@
 
 use aws_sdk_eks::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 
+use super::codes::error_from_code;
 use crate::seam::CloudError;
 
 /// Maps any EKS operation error to a typed error, naming the operation.
@@ -18,7 +19,7 @@ where
     match &err {
         SdkError::ServiceError(ctx) => {
             let e = ctx.err();
-            with_op(CloudError::from_code(e.code(), e.message(), status))
+            with_op(error_from_code(e.code(), e.message(), status))
         }
         SdkError::TimeoutError(_) => with_op(CloudError::Transient("request timed out".into())),
         SdkError::DispatchFailure(d) => {

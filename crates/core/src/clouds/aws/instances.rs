@@ -22,6 +22,7 @@ use aws_sdk_ec2::types::{
 };
 use base64::Engine as _;
 
+use super::codes::error_from_code;
 use super::commitments::Ec2Options;
 use super::retrying::send;
 use crate::offer::Cloud;
@@ -445,7 +446,7 @@ impl Ec2Instances {
                                 )
                             })
                             .unwrap_or_else(|| "no state reason".into());
-                        let e = CloudError::from_code(
+                        let e = error_from_code(
                             i.state_reason().and_then(|r| r.code()),
                             Some(&format!("EC2 ended instance {id} before it ran ({why})")),
                             None,

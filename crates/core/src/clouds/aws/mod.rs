@@ -5,7 +5,10 @@
 //! [`crate::seam::Instances`]) and [`Ec2Commitments`] (capacity blocks and reservations,
 //! [`crate::seam::Commitments`]).
 
+pub mod codes;
 pub mod rules;
+#[cfg(feature = "live")]
+pub mod sdk;
 
 #[cfg(feature = "aws")]
 mod clients;

@@ -7,8 +7,8 @@ use std::future::Future;
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 
 use super::errors::map_sdk_error;
+use super::sdk::verdict;
 use crate::cancel::Cancel;
-use crate::retry::sdk::verdict;
 use crate::retry::{self, RetryPolicy};
 use crate::seam::CloudError;
 

@@ -20,6 +20,7 @@ pub static EKS: CloudTraits = CloudTraits {
     system_tag_prefixes: &["aws:"],
     name_ok: eks_name_ok,
     marker_of: str::to_string,
+    failed: super::codes::failed_group,
 };
 
 fn eks_name_ok(n: &str) -> bool {

@@ -340,6 +340,7 @@ impl NodeGroups for Aks {
             self.arm.backoff,
             timeout.saturating_sub(start.elapsed()),
             &self.arm.cancel,
+            &super::rules::AKS,
             cluster,
             name,
             target,

@@ -1,7 +1,7 @@
 //! AKS agent pools as data: names, one VM size per pool, one operation per cluster, the ownership tag, the labels, taints and tags AKS adds itself.
 
 use crate::offer::Cloud;
-use crate::seam::CloudTraits;
+use crate::seam::{CloudError, CloudTraits};
 
 /// AKS agent pools.
 pub static AKS: CloudTraits = CloudTraits {
@@ -20,6 +20,7 @@ pub static AKS: CloudTraits = CloudTraits {
     system_tag_prefixes: &["aks-managed-"],
     name_ok: aks_name_ok,
     marker_of: str::to_string,
+    failed: CloudError::failed_group,
 };
 
 fn aks_name_ok(n: &str) -> bool {

@@ -491,6 +491,7 @@ impl NodeGroups for Gke {
             self.backoff,
             timeout.saturating_sub(start.elapsed()),
             &self.cancel,
+            &super::rules::GKE,
             cluster,
             name,
             target,

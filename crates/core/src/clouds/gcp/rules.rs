@@ -1,7 +1,7 @@
 //! GKE node pools as data: names, one machine type per pool, one operation per cluster, per-zone autoscaling, the ownership label, the labels, taints and resource labels GKE adds itself.
 
 use crate::offer::Cloud;
-use crate::seam::CloudTraits;
+use crate::seam::{CloudError, CloudTraits};
 
 /// GKE node pools.
 pub static GKE: CloudTraits = CloudTraits {
@@ -21,6 +21,7 @@ pub static GKE: CloudTraits = CloudTraits {
     system_tag_prefixes: &["goog-"],
     name_ok: gke_name_ok,
     marker_of: gcp_label_value,
+    failed: CloudError::failed_group,
 };
 
 fn gke_name_ok(n: &str) -> bool {

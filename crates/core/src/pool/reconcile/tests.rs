@@ -864,6 +864,7 @@ mod parallel {
                 crate::seam::poll::Backoff::default(),
                 timeout,
                 &crate::cancel::Cancel::new(),
+                self.0.traits(),
                 cluster,
                 name,
                 target,

@@ -1,4 +1,4 @@
-//! What the AWS SDK's errors mean for [`super::run`]: one verdict for every AWS service
+//! What the AWS SDK's errors mean for [`crate::retry::run`]: one verdict for every AWS service
 //! (EKS node groups, EC2 spot prices). The SDK's own retries are turned off by the callers,
 //! so backoff, jitter and `Retry-After` are decided by the crate's policy alone.
 //!
@@ -7,7 +7,8 @@
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 
-use super::{Verdict, retry_after, retryable_status};
+use super::codes::error_from_code;
+use crate::retry::{Verdict, retry_after, retryable_status};
 use crate::seam::CloudError;
 
 /// Whether an SDK error is worth repeating unchanged: throttling and server errors by
@@ -21,7 +22,7 @@ pub fn verdict<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict {
     let again = match err {
         SdkError::ServiceError(ctx) => {
             let e = ctx.err();
-            match CloudError::from_code(e.code(), e.message(), status) {
+            match error_from_code(e.code(), e.message(), status) {
                 CloudError::Throttled(_) => return Verdict::Throttled(wish),
                 other => other.is_retryable(),
             }
@@ -46,7 +47,7 @@ pub fn verdict_if_refused<E: ProvideErrorMetadata>(err: &SdkError<E>) -> Verdict
     match err {
         SdkError::ServiceError(ctx)
             if matches!(
-                CloudError::from_code(ctx.err().code(), ctx.err().message(), status),
+                error_from_code(ctx.err().code(), ctx.err().message(), status),
                 CloudError::Throttled(_)
             ) =>
         {
