@@ -194,12 +194,6 @@ struct Memory {
 
 #[async_trait]
 impl Commitments for Memory {
-    async fn capacity_block_offerings(
-        &self,
-        _q: &OfferingQuery,
-    ) -> Result<Vec<CapacityBlockOffering>, CloudError> {
-        Ok(vec![])
-    }
     async fn purchase(
         &self,
         _order: &Order,

@@ -240,14 +240,38 @@ pub struct LiveCommitment {
     pub tags: BTreeMap<String, String>,
 }
 
-/// One cloud's commitments: the adapter each cloud implements.
+/// Capacity blocks on offer: a capability only some clouds have (EC2 Capacity Blocks for
+/// ML). A driver without it does not implement it ([`Commitments::capacity_blocks`]).
 #[async_trait]
-pub trait Commitments: Send + Sync {
+pub trait CapacityBlocks: Send + Sync {
     /// Capacity-block offerings matching `q` (read-only; a price call).
     async fn capacity_block_offerings(
         &self,
         q: &OfferingQuery,
     ) -> Result<Vec<CapacityBlockOffering>, CloudError>;
+}
+
+/// The capacity-block offerings of `store`'s cloud matching `q`; invalid where the cloud
+/// sells no capacity blocks.
+pub async fn capacity_block_offerings(
+    store: &dyn Commitments,
+    q: &OfferingQuery,
+) -> Result<Vec<CapacityBlockOffering>, CloudError> {
+    match store.capacity_blocks() {
+        Some(blocks) => blocks.capacity_block_offerings(q).await,
+        None => Err(CloudError::Invalid(
+            "this cloud sells no capacity blocks (an EC2 product)".into(),
+        )),
+    }
+}
+
+/// One cloud's commitments: the seam each cloud's driver implements.
+#[async_trait]
+pub trait Commitments: Send + Sync {
+    /// Capacity blocks on offer, where the cloud sells them (EC2); `None` elsewhere.
+    fn capacity_blocks(&self) -> Option<&dyn CapacityBlocks> {
+        None
+    }
 
     /// The cloud's own price of `order` before it is placed, where it has a read-only
     /// price call (Azure `calculatePrice`); `None` where it has none.

@@ -9,6 +9,7 @@ use gpu_core::catalog::Catalog;
 use gpu_core::commitment::rank_offerings;
 use gpu_core::commitment::spec::{self, Candidate, CommitmentConfig, Term};
 use gpu_core::commitment::{CapacityBlockOffering, OfferingQuery};
+use gpu_core::seam::commitments::capacity_block_offerings;
 use gpu_core::time::{format_rfc3339, unix_now};
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::resource::{ReadDataRequest, ValidateRequest};
@@ -215,7 +216,7 @@ pub async fn read(
                 start_after,
                 start_before,
             };
-            match store.capacity_block_offerings(&q).await {
+            match capacity_block_offerings(store.as_ref(), &q).await {
                 Ok(list) => found.extend(
                     list.into_iter()
                         .map(|o| (o, c.clone(), s.gpu.name.to_string())),

@@ -27,8 +27,8 @@ use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{
-    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, MARKER_TAG,
-    OfferingQuery, Order,
+    CapacityBlockOffering, CapacityBlocks, CommitmentStatus, Commitments, LiveCommitment,
+    MARKER_TAG, OfferingQuery, Order,
 };
 
 /// How to reach EC2; everything defaults to the usual AWS chain.
@@ -170,7 +170,7 @@ fn to_live(r: &CapacityReservation) -> LiveCommitment {
 }
 
 #[async_trait]
-impl Commitments for Ec2Commitments {
+impl CapacityBlocks for Ec2Commitments {
     async fn capacity_block_offerings(
         &self,
         q: &OfferingQuery,
@@ -232,6 +232,13 @@ impl Commitments for Ec2Commitments {
                 _ => return Ok(out),
             }
         }
+    }
+}
+
+#[async_trait]
+impl Commitments for Ec2Commitments {
+    fn capacity_blocks(&self) -> Option<&dyn CapacityBlocks> {
+        Some(self)
     }
 
     async fn purchase(

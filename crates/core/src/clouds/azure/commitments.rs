@@ -24,10 +24,7 @@ use crate::cancel::Cancel;
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
-use crate::seam::commitments::{
-    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, OfferingQuery, Order,
-    PriceQuote,
-};
+use crate::seam::commitments::{CommitmentStatus, Commitments, LiveCommitment, Order, PriceQuote};
 use crate::seam::poll::Backoff;
 use crate::time::parse_rfc3339;
 
@@ -334,15 +331,6 @@ fn quote_total(props: &Value) -> Option<(f64, String)> {
 
 #[async_trait]
 impl Commitments for AzureCommitments {
-    async fn capacity_block_offerings(
-        &self,
-        _q: &OfferingQuery,
-    ) -> Result<Vec<CapacityBlockOffering>, CloudError> {
-        Err(CloudError::Invalid(
-            "capacity blocks are an EC2 product; Azure has none".into(),
-        ))
-    }
-
     async fn quote(&self, order: &Order) -> Result<Option<PriceQuote>, CloudError> {
         let Some(body) = self.reservation_body(order) else {
             return Ok(None);

@@ -23,9 +23,7 @@ use crate::cancel::Cancel;
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
-use crate::seam::commitments::{
-    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, OfferingQuery, Order,
-};
+use crate::seam::commitments::{CommitmentStatus, Commitments, LiveCommitment, Order};
 use crate::seam::poll::{self, Backoff, TokioClock};
 use crate::time::parse_rfc3339;
 
@@ -463,15 +461,6 @@ fn description(tags: &BTreeMap<String, String>) -> String {
 
 #[async_trait]
 impl Commitments for ComputeCommitments {
-    async fn capacity_block_offerings(
-        &self,
-        _q: &OfferingQuery,
-    ) -> Result<Vec<CapacityBlockOffering>, CloudError> {
-        Err(CloudError::Invalid(
-            "capacity blocks are an EC2 product; Compute Engine has none".into(),
-        ))
-    }
-
     async fn purchase(
         &self,
         order: &Order,

@@ -12,6 +12,7 @@ use gpu_core::commitment::{CapacityBlockOffering, CommitmentKind, OfferingQuery}
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
 use gpu_core::pool::validate::FieldError;
+use gpu_core::seam::commitments::capacity_block_offerings;
 use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -664,7 +665,7 @@ async fn choose_offering(
             start_after,
             start_before,
         };
-        match store.capacity_block_offerings(&q).await {
+        match capacity_block_offerings(store.as_ref(), &q).await {
             Ok(list) => all.extend(list.into_iter().filter(|o| {
                 o.instance_count == spec.instance_count
                     && o.duration_hours == hours

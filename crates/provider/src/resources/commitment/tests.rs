@@ -10,6 +10,7 @@ use gpu_core::commitment::{
     OfferingQuery, Order,
 };
 use gpu_core::seam::CloudError;
+use gpu_core::seam::commitments::CapacityBlocks;
 use gpu_core::time::unix_now;
 use tfplugin::Value;
 use tfplugin::provider::PlanResourceChangeRequest;
@@ -28,7 +29,7 @@ struct Cloud {
 struct Shared(Arc<Cloud>);
 
 #[async_trait]
-impl Commitments for Shared {
+impl CapacityBlocks for Shared {
     async fn capacity_block_offerings(
         &self,
         q: &OfferingQuery,
@@ -42,6 +43,13 @@ impl Commitments for Shared {
             .filter(|o| o.instance_type == q.instance_type)
             .cloned()
             .collect())
+    }
+}
+
+#[async_trait]
+impl Commitments for Shared {
+    fn capacity_blocks(&self) -> Option<&dyn CapacityBlocks> {
+        Some(self)
     }
     async fn purchase(
         &self,
