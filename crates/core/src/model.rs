@@ -260,27 +260,6 @@ pub enum Reservation {
     Specific(String),
 }
 
-impl Reservation {
-    /// The GKE `consumeReservationType`.
-    pub fn consume_type(&self) -> &'static str {
-        match self {
-            Reservation::Any => "ANY_RESERVATION",
-            Reservation::None => "NO_RESERVATION",
-            Reservation::Specific(_) => "SPECIFIC_RESERVATION",
-        }
-    }
-
-    /// Reads GKE's `consumeReservationType` and the reservation names (`values`).
-    pub fn from_gke(consume: &str, values: &[String]) -> Option<Self> {
-        match consume {
-            "ANY_RESERVATION" => Some(Reservation::Any),
-            "NO_RESERVATION" => Some(Reservation::None),
-            "SPECIFIC_RESERVATION" => values.first().cloned().map(Reservation::Specific),
-            _ => None,
-        }
-    }
-}
-
 impl NodeClass {
     /// The cloud a group of this class runs on.
     pub fn cloud(&self) -> crate::offer::Cloud {

@@ -1,7 +1,7 @@
 //! Rolling groups without an outage: the one decision of whether a desired group keeps a
 //! live group's name (changed in place) or gets a new generation's name (created, waited
 //! for, and only then is the old one deleted). What cannot change in place is the cloud's
-//! ([`crate::seam::drift`]); how generations are named is the layout's
+//! ([`super::drift`]); how generations are named is the layout's
 //! ([`super::layout::generation_name`]).
 //!
 //! Plan and apply both call [`name_generations`] with the same prior groups and desired
@@ -9,10 +9,10 @@
 
 use std::collections::BTreeSet;
 
+use super::drift;
 use super::layout;
 use crate::model::{CapacityType, GroupSpec};
 use crate::offer::Cloud;
-use crate::seam::drift;
 
 /// One group rolled to a new generation: created and ready before `from` is deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,6 +8,7 @@
 
 pub mod choose;
 pub mod config;
+pub mod drift;
 pub mod generation;
 pub mod kube;
 pub mod layout;

@@ -23,13 +23,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use super::drift;
 use super::stable_hash::fnv1a;
 use crate::model::{CapacityType, GroupSpec};
 use crate::retry::Backoff;
 use crate::seam::choke::{Journal, Mutation, Verb};
 use crate::seam::delta::{ConfigDelta, tag_delta};
 use crate::seam::{
-    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, Turn, WaitTarget, drift,
+    CloudError, ClusterRef, NodeGroup, NodeGroupStatus, NodeGroups, Turn, WaitTarget,
 };
 
 /// Pauses before a change the cloud refused as busy is sent again: 2 s doubling to 30 s,

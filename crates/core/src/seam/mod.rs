@@ -10,7 +10,7 @@
 //! - [`poll`]: the one wait loop; [`choke`]: the journal of mutating calls; [`turns`]: one
 //!   queue per cluster where a cloud runs one operation at a time.
 //! - [`cluster`]: a cluster by its cloud's id ([`ClusterRef`]); [`traits`]: each cloud's
-//!   group rules as data; [`drift`]: the in-place-or-roll decision; [`delta`]: what differs
+//!   group rules as data; [`delta`]: what differs
 //!   between a live group and a desired one.
 
 pub mod choke;
@@ -18,7 +18,6 @@ pub mod cluster;
 pub mod commitment_kind;
 pub mod commitments;
 pub mod delta;
-pub mod drift;
 pub mod error;
 pub mod instances;
 pub mod node_groups;

@@ -103,7 +103,7 @@ pub enum WaitTarget {
 ///
 /// Implementations must be cheap to share (`Send + Sync`); every method is one logical
 /// call (the adapter may retry throttling inside it). What a group may be called and what
-/// it can change in place are the driver's: [`NodeGroups::traits`] and [`super::drift`].
+/// it can change in place are the driver's: [`NodeGroups::traits`] and `pool::drift`.
 #[async_trait::async_trait]
 pub trait NodeGroups: Send + Sync {
     /// The rules of this cloud's groups: names, machine types per group, serial

@@ -46,6 +46,22 @@ pub struct CloudTraits {
     /// The error of a group settled in a failed state, typed from the cloud's health codes
     /// (see [`CloudTraits::failed_group`]).
     pub(crate) failed: fn(&str, &NodeGroupStatus, &[HealthIssue]) -> CloudError,
+    /// What a group of this cloud's class cannot change in place, beyond what no cloud can
+    /// (capacity type, machine types): `pool::drift` rolls a group when one differs.
+    pub fixed: fn(&NodeClass) -> Vec<FixedField>,
+}
+
+/// One field a group cannot change in place: its name for messages and its canonical
+/// value (`None`: left to the cloud, e.g. the cluster's subnets; never a reason to roll).
+pub type FixedField = (&'static str, Option<String>);
+
+/// A set's canonical value as a fixed field: its items sorted, deduplicated, joined by `,`.
+pub fn fixed_set(items: impl Iterator<Item = String>) -> String {
+    items
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl CloudTraits {

@@ -1,7 +1,9 @@
 //! EKS managed node groups as data: names, types per group, the ownership tag, the tags AWS adds itself.
 
+use crate::model::NodeClass;
 use crate::offer::Cloud;
 use crate::seam::CloudTraits;
+use crate::seam::traits::{FixedField, fixed_set};
 
 /// EKS managed node groups.
 pub static EKS: CloudTraits = CloudTraits {
@@ -21,6 +23,7 @@ pub static EKS: CloudTraits = CloudTraits {
     name_ok: eks_name_ok,
     marker_of: str::to_string,
     failed: super::codes::failed_group,
+    fixed: fixed_fields,
 };
 
 fn eks_name_ok(n: &str) -> bool {
@@ -28,6 +31,29 @@ fn eks_name_ok(n: &str) -> bool {
         && n.starts_with(|c: char| c.is_ascii_alphanumeric())
         && n.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// What an EKS node group cannot change in place: AMI type, node role, the capacity reservation of its launch template, subnets.
+fn fixed_fields(class: &NodeClass) -> Vec<FixedField> {
+    let NodeClass::Aws(c) = class else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    out.push(("image", Some(c.ami_type.clone())));
+    out.push(("node role", Some(c.node_role.clone())));
+    // A launch template is fixed when the group is created.
+    out.push((
+        "capacity reservation",
+        c.capacity_reservation.as_ref().map(|r| {
+            let kind = if r.capacity_block { "block" } else { "odcr" };
+            format!("{kind} {}", r.id)
+        }),
+    ));
+    out.push((
+        "subnets",
+        c.subnets.as_ref().map(|s| fixed_set(s.iter().cloned())),
+    ));
+    out
 }
 
 #[cfg(test)]

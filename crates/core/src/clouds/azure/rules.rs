@@ -1,6 +1,8 @@
 //! AKS agent pools as data: names, one VM size per pool, one operation per cluster, the ownership tag, the labels, taints and tags AKS adds itself.
 
+use crate::model::NodeClass;
 use crate::offer::Cloud;
+use crate::seam::traits::{FixedField, fixed_set};
 use crate::seam::{CloudError, CloudTraits};
 
 /// AKS agent pools.
@@ -21,6 +23,7 @@ pub static AKS: CloudTraits = CloudTraits {
     name_ok: aks_name_ok,
     marker_of: str::to_string,
     failed: CloudError::failed_group,
+    fixed: fixed_fields,
 };
 
 fn aks_name_ok(n: &str) -> bool {
@@ -28,6 +31,35 @@ fn aks_name_ok(n: &str) -> bool {
         && n.starts_with(|c: char| c.is_ascii_lowercase())
         && n.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// What an AKS agent pool cannot change in place: OS SKU, GPU driver, subnet, zones, capacity reservation group, spot eviction policy.
+fn fixed_fields(class: &NodeClass) -> Vec<FixedField> {
+    let NodeClass::Azure(c) = class else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    out.push(("os sku", Some(c.os_sku.clone())));
+    out.push(("gpu driver", Some(c.gpu_driver.clone())));
+    out.push(("subnet", c.subnet.clone()));
+    out.push(("zones", Some(fixed_set(c.zones.iter().cloned()))));
+    // Set when a pool is added; changing it makes a new pool, never an update.
+    out.push((
+        "capacity reservation group",
+        c.capacity_reservation_group.clone(),
+    ));
+    out.push((
+        "spot eviction",
+        Some(
+            if c.deallocate_evicted {
+                "Deallocate"
+            } else {
+                "Delete"
+            }
+            .into(),
+        ),
+    ));
+    out
 }
 
 #[cfg(test)]

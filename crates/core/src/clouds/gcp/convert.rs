@@ -110,12 +110,12 @@ impl ReservationAffinity {
     fn of(r: &crate::model::Reservation) -> Self {
         match r {
             crate::model::Reservation::Specific(name) => ReservationAffinity {
-                consume_reservation_type: r.consume_type().into(),
+                consume_reservation_type: super::rules::consume_type(r).into(),
                 key: RESERVATION_NAME_KEY.into(),
                 values: vec![name.clone()],
             },
             other => ReservationAffinity {
-                consume_reservation_type: other.consume_type().into(),
+                consume_reservation_type: super::rules::consume_type(other).into(),
                 ..Default::default()
             },
         }
@@ -391,7 +391,7 @@ pub(crate) fn pool_from_gke(p: &NodePool, id: String) -> Result<NodeGroup, Cloud
             accelerator_type: acc.map(|a| a.accelerator_type.clone()),
             accelerator_count: acc.map_or(0, |a| count(a.accelerator_count)),
             reservation: p.config.reservation_affinity.as_ref().and_then(|r| {
-                crate::model::Reservation::from_gke(&r.consume_reservation_type, &r.values)
+                super::rules::reservation_from_gke(&r.consume_reservation_type, &r.values)
             }),
         }),
     };

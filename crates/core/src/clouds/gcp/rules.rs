@@ -1,6 +1,8 @@
 //! GKE node pools as data: names, one machine type per pool, one operation per cluster, per-zone autoscaling, the ownership label, the labels, taints and resource labels GKE adds itself.
 
+use crate::model::{NodeClass, Reservation};
 use crate::offer::Cloud;
+use crate::seam::traits::{FixedField, fixed_set};
 use crate::seam::{CloudError, CloudTraits};
 
 /// GKE node pools.
@@ -22,6 +24,7 @@ pub static GKE: CloudTraits = CloudTraits {
     name_ok: gke_name_ok,
     marker_of: gcp_label_value,
     failed: CloudError::failed_group,
+    fixed: fixed_fields,
 };
 
 fn gke_name_ok(n: &str) -> bool {
@@ -45,6 +48,57 @@ fn gcp_label_value(pool: &str) -> String {
         })
         .take(63)
         .collect()
+}
+
+/// What the GKE adapter does not change in place: GPU driver version, image type, node locations and reservation affinity when set, service account.
+fn fixed_fields(class: &NodeClass) -> Vec<FixedField> {
+    let NodeClass::Gcp(c) = class else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    out.push(("gpu driver", Some(c.driver_version.clone())));
+    // The adapter changes neither in place: a new image or new zones is a new pool.
+    out.push(("image", Some(c.image_type.clone())));
+    out.push((
+        "node locations",
+        (!c.locations.is_empty()).then(|| fixed_set(c.locations.iter().cloned())),
+    ));
+    out.push((
+        "reservation affinity",
+        c.reservation.as_ref().map(|r| match r {
+            Reservation::Specific(n) => format!("specific {n}"),
+            other => consume_type(other).to_ascii_lowercase(),
+        }),
+    ));
+    out.push((
+        "service account",
+        Some(
+            c.service_account
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+        ),
+    ));
+    out
+}
+
+/// GKE's `consumeReservationType` of a reservation affinity.
+pub fn consume_type(r: &Reservation) -> &'static str {
+    match r {
+        Reservation::Any => "ANY_RESERVATION",
+        Reservation::None => "NO_RESERVATION",
+        Reservation::Specific(_) => "SPECIFIC_RESERVATION",
+    }
+}
+
+/// A reservation affinity from GKE's `consumeReservationType` and reservation names
+/// (`values`).
+pub fn reservation_from_gke(consume: &str, values: &[String]) -> Option<Reservation> {
+    match consume {
+        "ANY_RESERVATION" => Some(Reservation::Any),
+        "NO_RESERVATION" => Some(Reservation::None),
+        "SPECIFIC_RESERVATION" => values.first().cloned().map(Reservation::Specific),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -157,7 +157,10 @@ pub fn gcp_class(v: &Value) -> GcpClass {
                 .and_then(|s| mapped(&s, &GKE_RESERVATIONS))
                 .and_then(|t| {
                     let name = get("reservation_name").map(|n| n.trim().to_ascii_lowercase());
-                    Reservation::from_gke(t, &name.into_iter().collect::<Vec<_>>())
+                    gpu_core::clouds::gcp::rules::reservation_from_gke(
+                        t,
+                        &name.into_iter().collect::<Vec<_>>(),
+                    )
                 })
         }),
         ..Default::default()
@@ -559,9 +562,10 @@ pub fn block_from_live(s: &mut Value, live: &NodeClass, floor: Option<&NodeClass
                 continue;
             };
             live_value = match (attr, r) {
-                ("reservation_affinity", Some(r)) => {
-                    Value::string(unmapped(r.consume_type(), &GKE_RESERVATIONS))
-                }
+                ("reservation_affinity", Some(r)) => Value::string(unmapped(
+                    gpu_core::clouds::gcp::rules::consume_type(r),
+                    &GKE_RESERVATIONS,
+                )),
                 ("reservation_name", Some(Reservation::Specific(n))) => Value::string(n),
                 _ => Value::Null,
             };

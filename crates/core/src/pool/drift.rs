@@ -1,99 +1,32 @@
-//! The one decision of what a cloud can change in a live group and what it cannot: each
-//! cloud's fixed fields (a change of any rolls the group to a new generation). Plan, apply
+//! The one decision of what a cloud can change in a live group and what it cannot: the
+//! fixed fields (a change of any rolls the group to a new generation), the common ones and
+//! each cloud driver's own. Plan, apply
 //! and reconcile's guards all ask here, and the generation suffix is derived from the same
 //! fields, so a name changes exactly when the group must be replaced.
 
-use std::collections::BTreeSet;
+use crate::model::GroupSpec;
 
-use crate::model::{GroupSpec, NodeClass};
-
-/// One field a group cannot change in place: its name for messages and its canonical
-/// value (`None`: left to the cloud, e.g. the cluster's subnets; never a reason to roll).
-pub type FixedField = (&'static str, Option<String>);
+pub use crate::seam::traits::FixedField;
 
 /// What `g` cannot change in place on its cloud, sets sorted (values compare without
-/// regard to letter case, which none of these carry meaning in):
-/// - every cloud: capacity type and the set of machine types;
-/// - EKS: AMI type, node role, subnets;
-/// - AKS: OS SKU, GPU driver, subnet, zones, spot eviction policy;
-/// - GKE: GPU driver version, service account, image type, and node locations and
-///   reservation affinity when set (the adapter changes none of them in place).
+/// regard to letter case, which none of these carry meaning in): on every cloud the
+/// capacity type and the set of machine types, then what its driver says of its class
+/// (`crate::clouds::<cloud>::rules`: EKS AMI type, node role, subnets; AKS OS SKU, GPU
+/// driver, subnet, zones, spot eviction; GKE driver version, service account, image type,
+/// node locations and reservation affinity when set).
 pub fn fixed_fields(g: &GroupSpec) -> Vec<FixedField> {
     let mut out = vec![
         ("capacity", Some(g.capacity.label_value().to_string())),
         (
             "machine types",
-            Some(join(
+            Some(crate::seam::traits::fixed_set(
                 g.machine_types
                     .iter()
                     .map(|t| t.trim().to_ascii_lowercase()),
             )),
         ),
     ];
-    match &g.class {
-        NodeClass::Aws(c) => {
-            out.push(("image", Some(c.ami_type.clone())));
-            out.push(("node role", Some(c.node_role.clone())));
-            // A launch template is fixed when the group is created.
-            out.push((
-                "capacity reservation",
-                c.capacity_reservation.as_ref().map(|r| {
-                    let kind = if r.capacity_block { "block" } else { "odcr" };
-                    format!("{kind} {}", r.id)
-                }),
-            ));
-            out.push((
-                "subnets",
-                c.subnets.as_ref().map(|s| join(s.iter().cloned())),
-            ));
-        }
-        NodeClass::Azure(c) => {
-            out.push(("os sku", Some(c.os_sku.clone())));
-            out.push(("gpu driver", Some(c.gpu_driver.clone())));
-            out.push(("subnet", c.subnet.clone()));
-            out.push(("zones", Some(join(c.zones.iter().cloned()))));
-            // Set when a pool is added; changing it makes a new pool, never an update.
-            out.push((
-                "capacity reservation group",
-                c.capacity_reservation_group.clone(),
-            ));
-            out.push((
-                "spot eviction",
-                Some(
-                    if c.deallocate_evicted {
-                        "Deallocate"
-                    } else {
-                        "Delete"
-                    }
-                    .into(),
-                ),
-            ));
-        }
-        NodeClass::Gcp(c) => {
-            out.push(("gpu driver", Some(c.driver_version.clone())));
-            // The adapter changes neither in place: a new image or new zones is a new pool.
-            out.push(("image", Some(c.image_type.clone())));
-            out.push((
-                "node locations",
-                (!c.locations.is_empty()).then(|| join(c.locations.iter().cloned())),
-            ));
-            out.push((
-                "reservation affinity",
-                c.reservation.as_ref().map(|r| match r {
-                    crate::model::Reservation::Specific(n) => format!("specific {n}"),
-                    other => other.consume_type().to_ascii_lowercase(),
-                }),
-            ));
-            out.push((
-                "service account",
-                Some(
-                    c.service_account
-                        .clone()
-                        .unwrap_or_else(|| "default".into()),
-                ),
-            ));
-        }
-    }
+    out.extend((crate::registry::rules_of_class(&g.class).fixed)(&g.class));
     out
 }
 
@@ -124,14 +57,6 @@ pub fn fingerprint(g: &GroupSpec) -> String {
         .join("|")
 }
 
-fn join(items: impl Iterator<Item = String>) -> String {
-    items
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// A set value as `[a, b]` in messages; other values as they are.
 fn shown(v: &str) -> String {
     if v.contains(',') || v.is_empty() {
@@ -144,7 +69,7 @@ fn shown(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AwsClass, AzureClass, CapacityType, GcpClass, Scaling};
+    use crate::model::{AwsClass, AzureClass, CapacityType, GcpClass, NodeClass, Scaling};
 
     fn group(class: NodeClass, types: &[&str]) -> GroupSpec {
         GroupSpec {
