@@ -260,6 +260,44 @@ pub enum Reservation {
     Specific(String),
 }
 
+/// The node image family, which fixes the GPU driver nodes run (a pool's `driver`; each
+/// driver names its images for the families it has, `crate::seam::CloudTraits::image_of`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DriverPolicy {
+    /// Amazon Linux 2023 with NVIDIA drivers; the default.
+    #[default]
+    Al2023Nvidia,
+    /// Bottlerocket with NVIDIA drivers.
+    BottlerocketNvidia,
+}
+
+impl DriverPolicy {
+    /// Every policy, in the order messages list them.
+    pub const ALL: [DriverPolicy; 2] =
+        [DriverPolicy::Al2023Nvidia, DriverPolicy::BottlerocketNvidia];
+
+    /// The spelling in configuration: `al2023_nvidia` or `bottlerocket_nvidia`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriverPolicy::Al2023Nvidia => "al2023_nvidia",
+            DriverPolicy::BottlerocketNvidia => "bottlerocket_nvidia",
+        }
+    }
+
+    /// Whether `word` names this policy or `image` (a cloud's image name for it), ignoring
+    /// case and everything but letters and digits.
+    pub fn is_named(self, word: &str, image: Option<&str>) -> bool {
+        let squash = |x: &str| -> String {
+            x.chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
+        let n = squash(word);
+        n == squash(self.as_str()) || image.is_some_and(|i| n == squash(i))
+    }
+}
+
 impl NodeClass {
     /// The cloud a group of this class runs on.
     pub fn cloud(&self) -> crate::offer::Cloud {

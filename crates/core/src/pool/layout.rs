@@ -358,7 +358,10 @@ fn group(
     let keeps_reclaimed = spec.reclaim == crate::pool::Reclaim::Stop;
     let class = match class_for_capacity(class, capacity, keeps_reclaimed) {
         NodeClass::Aws(c) => NodeClass::Aws(crate::model::AwsClass {
-            ami_type: spec.driver.eks_ami_type().into(),
+            ami_type: crate::registry::node_group_rules(Cloud::Aws)
+                .and_then(|r| r.image_of(spec.driver))
+                .unwrap_or_default()
+                .into(),
             ..c
         }),
         NodeClass::Gcp(c) => NodeClass::Gcp(crate::model::GcpClass {

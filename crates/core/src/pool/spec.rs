@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::gpu::GpuModel;
+pub use crate::model::DriverPolicy;
 pub use crate::model::{Taint, TaintEffect};
 use crate::offer::Cloud;
 
@@ -190,51 +191,6 @@ impl Reclaim {
             "stop" => Some(Reclaim::Stop),
             _ => None,
         }
-    }
-}
-
-/// The node image family, which fixes the GPU driver nodes run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DriverPolicy {
-    /// Amazon Linux 2023 with NVIDIA drivers (EKS `AL2023_x86_64_NVIDIA`); the default.
-    #[default]
-    Al2023Nvidia,
-    /// Bottlerocket with NVIDIA drivers (EKS `BOTTLEROCKET_x86_64_NVIDIA`).
-    BottlerocketNvidia,
-}
-
-impl DriverPolicy {
-    /// Every policy, in the order messages list them.
-    pub const ALL: [DriverPolicy; 2] =
-        [DriverPolicy::Al2023Nvidia, DriverPolicy::BottlerocketNvidia];
-
-    /// The spelling in configuration: `al2023_nvidia` or `bottlerocket_nvidia`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DriverPolicy::Al2023Nvidia => "al2023_nvidia",
-            DriverPolicy::BottlerocketNvidia => "bottlerocket_nvidia",
-        }
-    }
-
-    /// The EKS managed node group `amiType` for this policy.
-    pub fn eks_ami_type(self) -> &'static str {
-        match self {
-            DriverPolicy::Al2023Nvidia => "AL2023_x86_64_NVIDIA",
-            DriverPolicy::BottlerocketNvidia => "BOTTLEROCKET_x86_64_NVIDIA",
-        }
-    }
-
-    /// Parses the configuration spelling or the EKS `amiType`, ignoring case, `-` and `_`.
-    pub fn parse(s: &str) -> Option<Self> {
-        let n: String = s
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        DriverPolicy::ALL.into_iter().find(|p| {
-            let squash = |x: &str| x.replace('_', "").to_ascii_lowercase();
-            n == squash(p.as_str()) || n == squash(p.eks_ami_type())
-        })
     }
 }
 

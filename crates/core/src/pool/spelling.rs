@@ -6,11 +6,21 @@ use std::collections::BTreeSet;
 
 use crate::catalog::Catalog;
 use crate::gpu;
+use crate::model::DriverPolicy;
 use crate::offer::Cloud;
 
 /// The cloud `s` names (`AWS`, `aws`, `google` …), `None` when it names none.
 pub fn cloud(s: &str) -> Option<Cloud> {
     s.parse().ok()
+}
+
+/// The image family `s` names: its configuration spelling (`al2023_nvidia`) or a cloud's
+/// own image name for it (EKS `AL2023_x86_64_NVIDIA`), ignoring case, `-` and `_`.
+pub fn driver(s: &str) -> Option<DriverPolicy> {
+    DriverPolicy::ALL.into_iter().find(|p| {
+        p.is_named(s, None)
+            || crate::registry::node_group_clouds().any(|r| p.is_named(s, r.image_of(*p)))
+    })
 }
 
 /// The registry name of the GPU `s` names (`l4`, `NVIDIA L4` → `L4`), `None` when unknown

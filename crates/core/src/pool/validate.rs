@@ -414,7 +414,7 @@ fn check_driver(
     let valid = DriverPolicy::ALL
         .map(|d| format!("{:?}", d.as_str()))
         .join(", ");
-    let Some(d) = DriverPolicy::parse(s) else {
+    let Some(d) = super::spelling::driver(s) else {
         p.push("driver", format!("is {s:?}; valid: {valid}"));
         return None;
     };

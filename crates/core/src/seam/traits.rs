@@ -5,7 +5,7 @@
 //! driver holds its own (`crate::clouds::<cloud>::rules`); `crate::registry` finds them.
 
 use super::{CloudError, HealthIssue, NodeGroupStatus};
-use crate::model::{CapacityType, GroupSpec, NodeClass};
+use crate::model::{CapacityType, DriverPolicy, GroupSpec, NodeClass};
 use crate::offer::Cloud;
 
 /// The rules of one cloud's node groups (see the module docs).
@@ -46,6 +46,8 @@ pub struct CloudTraits {
     /// The error of a group settled in a failed state, typed from the cloud's health codes
     /// (see [`CloudTraits::failed_group`]).
     pub(crate) failed: fn(&str, &NodeGroupStatus, &[HealthIssue]) -> CloudError,
+    /// The cloud's own image name of each node image family it has (EKS `amiType`s).
+    pub images: &'static [(DriverPolicy, &'static str)],
     /// What a group of this cloud's class cannot change in place, beyond what no cloud can
     /// (capacity type, machine types): `pool::drift` rolls a group when one differs.
     pub fixed: fn(&NodeClass) -> Vec<FixedField>,
@@ -143,6 +145,14 @@ impl CloudTraits {
         issues: &[HealthIssue],
     ) -> CloudError {
         (self.failed)(what, status, issues)
+    }
+
+    /// This cloud's image name for `policy`, where it has one.
+    pub fn image_of(&self, policy: DriverPolicy) -> Option<&'static str> {
+        self.images
+            .iter()
+            .find(|(p, _)| *p == policy)
+            .map(|(_, i)| *i)
     }
 
     /// The ownership marker's value for pool `pool`, legal on this cloud (e.g. GCP label

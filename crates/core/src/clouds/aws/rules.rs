@@ -1,6 +1,6 @@
 //! EKS managed node groups as data: names, types per group, the ownership tag, the tags AWS adds itself.
 
-use crate::model::NodeClass;
+use crate::model::{DriverPolicy, NodeClass};
 use crate::offer::Cloud;
 use crate::seam::CloudTraits;
 use crate::seam::traits::{FixedField, fixed_set};
@@ -23,6 +23,13 @@ pub static EKS: CloudTraits = CloudTraits {
     name_ok: eks_name_ok,
     marker_of: str::to_string,
     failed: super::codes::failed_group,
+    images: &[
+        (DriverPolicy::Al2023Nvidia, "AL2023_x86_64_NVIDIA"),
+        (
+            DriverPolicy::BottlerocketNvidia,
+            "BOTTLEROCKET_x86_64_NVIDIA",
+        ),
+    ],
     fixed: fixed_fields,
 };
 

@@ -23,6 +23,7 @@ pub static AKS: CloudTraits = CloudTraits {
     name_ok: aks_name_ok,
     marker_of: str::to_string,
     failed: CloudError::failed_group,
+    images: &[],
     fixed: fixed_fields,
 };
 

@@ -24,6 +24,7 @@ pub static GKE: CloudTraits = CloudTraits {
     name_ok: gke_name_ok,
     marker_of: gcp_label_value,
     failed: CloudError::failed_group,
+    images: &[],
     fixed: fixed_fields,
 };
 

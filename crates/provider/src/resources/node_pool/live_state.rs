@@ -243,8 +243,8 @@ fn driver(s: &mut Value, live: &[NodeGroup]) {
     };
     let ami = class.ami_type.as_str();
     let prior =
-        opt_text(s, "driver").map_or(Some(DriverPolicy::default()), |d| DriverPolicy::parse(&d));
-    let now = DriverPolicy::parse(ami);
+        opt_text(s, "driver").map_or(Some(DriverPolicy::default()), |d| spelling::driver(&d));
+    let now = spelling::driver(ami);
     if prior != now {
         let v = now.map_or_else(|| ami.to_string(), |d| d.as_str().to_string());
         set(s, "driver", Value::string(v));

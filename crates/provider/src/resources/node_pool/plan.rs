@@ -286,8 +286,8 @@ pub fn keep_prior_spelling(
         keep.push("reclaim");
     }
     if let Some((p, n)) = both("driver")
-        && gpu_core::pool::DriverPolicy::parse(&p).is_some()
-        && gpu_core::pool::DriverPolicy::parse(&p) == gpu_core::pool::DriverPolicy::parse(&n)
+        && gpu_core::pool::spelling::driver(&p).is_some()
+        && gpu_core::pool::spelling::driver(&p) == gpu_core::pool::spelling::driver(&n)
     {
         keep.push("driver");
     }
