@@ -3,11 +3,13 @@
 //! pool sets, the GPU taint (where the cloud does not add it itself), the tags and the
 //! ownership marker, and the [`NodeClass`] the caller chose.
 //!
-//! | cloud | generation 0 | later generations | machine types per group |
+//! Each cloud's driver says how its groups are named (`GroupNaming` in its rules):
+//!
+//! | naming (cloud) | generation 0 | later generations | machine types per group |
 //! |---|---|---|---|
-//! | EKS | `<name>-od`, `<name>-spot` | `<name>-spot-k3x9` | up to 3 |
-//! | AKS | `go` / `gs` + 10 of a hash of the name | the hash also covers the shape | 1 |
-//! | GKE | `<slug>-od`, `<slug>-spot` (slug ≤ 29) | `<slug>-spot-k3x9` | 1 |
+//! | suffixed (EKS) | `<name>-od`, `<name>-spot` | `<name>-spot-k3x9` | up to 3 |
+//! | opaque (AKS) | `go` / `gs` + 10 of a hash of the name | the hash also covers the shape | 1 |
+//! | slugged (GKE) | `<slug>-od`, `<slug>-spot` (slug ≤ 30) | `<slug>-spot-k3x9` | 1 |
 //!
 //! AKS pool names are opaque (12 lowercase letters and digits leave no room for the pool's
 //! name); which pool a group belongs to is its ownership tag, on every cloud.
@@ -23,17 +25,14 @@ use super::stable_hash::fnv1a;
 use crate::cost::{PricedAs, priced_as};
 use crate::model::{CapacityType, GroupSpec, NodeClass, Scaling};
 use crate::offer::Cloud;
+use crate::seam::traits::GroupNaming;
 
 /// Suffix of the on-demand group's name (EKS, GKE).
 pub const ON_DEMAND_SUFFIX: &str = "-od";
 /// Suffix of the spot group's name (EKS, GKE).
 pub const SPOT_SUFFIX: &str = "-spot";
-/// Characters of a generation suffix (`-` + 4 of `[0-9a-z]`) on EKS and GKE.
+/// Characters of a generation suffix (`-` + 4 of `[0-9a-z]`) of suffixed names.
 pub const GENERATION_LEN: usize = 4;
-/// Longest GKE slug of a pool name: 40 minus `-spot-` and a generation.
-const GKE_SLUG_LEN: usize = 40 - 6 - GENERATION_LEN;
-/// Hash characters of an AKS pool name (after `g` and the role letter).
-const AKS_HASH_LEN: usize = 10;
 
 /// The node counts of the on-demand and spot groups (`None` where a group is omitted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,11 +139,17 @@ pub fn groups(
 /// on-demand floor and reserved capacity share the on-demand group).
 pub fn base_name(cloud: Cloud, pool: &str, capacity: CapacityType) -> String {
     let spot = capacity == CapacityType::Spot;
-    match cloud {
-        Cloud::Azure => aks_name(spot, pool),
-        Cloud::Gcp => format!("{}{}", gke_slug(pool), suffix(spot)),
-        _ => format!("{pool}{}", suffix(spot)),
+    match naming(cloud) {
+        GroupNaming::Opaque { hash_len } => opaque_name(spot, pool, hash_len),
+        GroupNaming::Slugged { len } => format!("{}{}", slug(pool, len), suffix(spot)),
+        GroupNaming::Suffixed => format!("{pool}{}", suffix(spot)),
     }
+}
+
+/// How `cloud` names groups (its driver's rules; suffixed for a cloud without node groups,
+/// which validation refuses before any layout).
+fn naming(cloud: Cloud) -> GroupNaming {
+    crate::registry::node_group_rules(cloud).map_or(GroupNaming::Suffixed, |r| r.naming)
 }
 
 /// The name of a later generation of `base` (a [`base_name`]) whose fixed fields print
@@ -163,12 +168,12 @@ pub fn generation_name(
             } else {
                 format!("{fingerprint}#{salt}")
             };
-            match cloud {
-                Cloud::Azure => {
+            match naming(cloud) {
+                GroupNaming::Opaque { hash_len } => {
                     let role = &base[..2];
                     format!(
                         "{role}{}",
-                        base36(fnv1a(&format!("{pool}|{seed}")), AKS_HASH_LEN)
+                        base36(fnv1a(&format!("{pool}|{seed}")), hash_len)
                     )
                 }
                 _ => format!("{base}-{}", base36(fnv1a(&seed), GENERATION_LEN)),
@@ -178,18 +183,18 @@ pub fn generation_name(
         .unwrap_or_else(|| base.to_string())
 }
 
-/// Whether `name` may be one of pool `pool`'s groups on `cloud`, by its shape alone: on
-/// EKS and GKE `<name>-od|spot` with or without a generation; on AKS any name of the
-/// opaque shape (the ownership tag then decides).
+/// Whether `name` may be one of pool `pool`'s groups on `cloud`, by its shape alone:
+/// suffixed names `<name>-od|spot` with or without a generation; opaque names any name of
+/// the opaque shape (the ownership tag then decides).
 pub fn may_be_group_of(cloud: Cloud, pool: &str, name: &str) -> bool {
-    match cloud {
-        Cloud::Azure => {
-            name.len() == 2 + AKS_HASH_LEN
+    match naming(cloud) {
+        GroupNaming::Opaque { hash_len } => {
+            name.len() == 2 + hash_len
                 && (name.starts_with("go") || name.starts_with("gs"))
-                && crate::clouds::azure::rules::AKS.name_ok(name)
+                && crate::registry::node_group_rules(cloud).is_some_and(|r| r.name_ok(name))
         }
-        Cloud::Gcp => suffixed(&gke_slug(pool), name),
-        _ => suffixed(pool, name),
+        GroupNaming::Slugged { len } => suffixed(&slug(pool, len), name),
+        GroupNaming::Suffixed => suffixed(pool, name),
     }
 }
 
@@ -216,14 +221,14 @@ fn suffix(spot: bool) -> &'static str {
 }
 
 /// `g` + `o`/`s` + 10 base-36 characters of a hash of the pool's name.
-fn aks_name(spot: bool, pool: &str) -> String {
+fn opaque_name(spot: bool, pool: &str, hash_len: usize) -> String {
     let role = if spot { 's' } else { 'o' };
-    format!("g{role}{}", base36(fnv1a(pool), AKS_HASH_LEN))
+    format!("g{role}{}", base36(fnv1a(pool), hash_len))
 }
 
-/// A pool name as GKE allows it: lower case, `[a-z0-9-]`, starting with a letter, at most
-/// [`GKE_SLUG_LEN`] characters, no trailing `-`.
-fn gke_slug(pool: &str) -> String {
+/// A pool name as a slug: lower case, `[a-z0-9-]`, starting with a letter, at most `len`
+/// characters, no trailing `-`.
+fn slug(pool: &str, len: usize) -> String {
     let mut s: String = pool
         .to_ascii_lowercase()
         .chars()
@@ -232,7 +237,7 @@ fn gke_slug(pool: &str) -> String {
     if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
         s.insert(0, 'p');
     }
-    s.truncate(GKE_SLUG_LEN);
+    s.truncate(len);
     s.trim_end_matches('-').to_string()
 }
 
@@ -358,7 +363,7 @@ fn group(
     let keeps_reclaimed = spec.reclaim == crate::pool::Reclaim::Stop;
     let class = match class_for_capacity(class, capacity, keeps_reclaimed) {
         NodeClass::Aws(c) => NodeClass::Aws(crate::model::AwsClass {
-            ami_type: crate::registry::node_group_rules(Cloud::Aws)
+            ami_type: crate::registry::node_group_rules(spec.cloud)
                 .and_then(|r| r.image_of(spec.driver))
                 .unwrap_or_default()
                 .into(),

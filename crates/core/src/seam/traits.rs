@@ -46,11 +46,33 @@ pub struct CloudTraits {
     /// The error of a group settled in a failed state, typed from the cloud's health codes
     /// (see [`CloudTraits::failed_group`]).
     pub(crate) failed: fn(&str, &NodeGroupStatus, &[HealthIssue]) -> CloudError,
+    /// How a pool's groups are named here.
+    pub naming: GroupNaming,
     /// The cloud's own image name of each node image family it has (EKS `amiType`s).
     pub images: &'static [(DriverPolicy, &'static str)],
     /// What a group of this cloud's class cannot change in place, beyond what no cloud can
     /// (capacity type, machine types): `pool::drift` rolls a group when one differs.
     pub fixed: fn(&NodeClass) -> Vec<FixedField>,
+}
+
+/// How a cloud's group names are made from a pool's name (`pool::layout` builds them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupNaming {
+    /// `<pool>-od` / `<pool>-spot`, a later generation `-<4 of [0-9a-z]>` after it: the
+    /// pool's name as it is (EKS).
+    Suffixed,
+    /// The same with the pool's name as a slug of at most `len` lowercase letters, digits
+    /// and `-`, starting with a letter (GKE).
+    Slugged {
+        /// Longest slug.
+        len: usize,
+    },
+    /// Opaque: `go` / `gs` and `hash_len` base-36 characters of a hash of the pool's name
+    /// (and of the generation), when names are too short for the pool's (AKS).
+    Opaque {
+        /// Hash characters after the two-letter role.
+        hash_len: usize,
+    },
 }
 
 /// One field a group cannot change in place: its name for messages and its canonical

@@ -3,7 +3,7 @@
 use crate::model::{DriverPolicy, NodeClass};
 use crate::offer::Cloud;
 use crate::seam::CloudTraits;
-use crate::seam::traits::{FixedField, fixed_set};
+use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
 
 /// EKS managed node groups.
 pub static EKS: CloudTraits = CloudTraits {
@@ -23,6 +23,7 @@ pub static EKS: CloudTraits = CloudTraits {
     name_ok: eks_name_ok,
     marker_of: str::to_string,
     failed: super::codes::failed_group,
+    naming: GroupNaming::Suffixed,
     images: &[
         (DriverPolicy::Al2023Nvidia, "AL2023_x86_64_NVIDIA"),
         (

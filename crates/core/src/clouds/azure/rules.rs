@@ -2,7 +2,7 @@
 
 use crate::model::NodeClass;
 use crate::offer::Cloud;
-use crate::seam::traits::{FixedField, fixed_set};
+use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
 use crate::seam::{CloudError, CloudTraits};
 
 /// AKS agent pools.
@@ -23,6 +23,7 @@ pub static AKS: CloudTraits = CloudTraits {
     name_ok: aks_name_ok,
     marker_of: str::to_string,
     failed: CloudError::failed_group,
+    naming: GroupNaming::Opaque { hash_len: 10 },
     images: &[],
     fixed: fixed_fields,
 };

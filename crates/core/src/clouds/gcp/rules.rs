@@ -2,7 +2,7 @@
 
 use crate::model::{NodeClass, Reservation};
 use crate::offer::Cloud;
-use crate::seam::traits::{FixedField, fixed_set};
+use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
 use crate::seam::{CloudError, CloudTraits};
 
 /// GKE node pools.
@@ -24,6 +24,10 @@ pub static GKE: CloudTraits = CloudTraits {
     name_ok: gke_name_ok,
     marker_of: gcp_label_value,
     failed: CloudError::failed_group,
+    naming: GroupNaming::Slugged {
+        // 40 minus `-spot-` and a generation.
+        len: 40 - 6 - 4,
+    },
     images: &[],
     fixed: fixed_fields,
 };
