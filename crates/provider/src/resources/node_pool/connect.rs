@@ -12,7 +12,8 @@ use tfplugin::{Diagnostic, Diagnostics, Value};
 use super::desired::Settings;
 use super::inputs::text;
 
-/// The cloud of pool `v` (any spelling); aws when it names none (validation refused it).
+/// The cloud of pool `v` (any spelling); aws when it names none (validation refuses that
+/// before any of these runs; a cloud without node groups is refused by [`connect`]).
 pub fn cloud_of(v: &Value) -> Cloud {
     gpu_core::pool::spelling::cloud(&text(v, "cloud")).unwrap_or(Cloud::Aws)
 }
@@ -45,7 +46,15 @@ pub async fn connect(settings: &Settings, v: &Value) -> Result<Box<dyn NodeGroup
         })
         .map(|g| Box::new(g) as Box<dyn NodeGroups>)
         .map_err(|e| connect_error("Google Cloud", &e)),
-        _ => Ok(Box::new(eks(settings, &region_of(v)).await)),
+        Cloud::Aws => Ok(Box::new(eks(settings, &region_of(v)).await)),
+        other => Err(Diagnostic::error(
+            "No node groups on this cloud",
+            format!(
+                "gpu_node_pool runs on managed Kubernetes node groups: aws (EKS), azure (AKS) or gcp (GKE); {other} has none here."
+            ),
+        )
+        .at(tfplugin::AttributePath::attr("cloud"))
+        .into()),
     }
 }
 

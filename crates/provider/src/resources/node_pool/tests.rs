@@ -801,6 +801,22 @@ async fn a_change_refused_as_busy_is_sent_again_and_the_apply_warns_how_long_it_
     );
 }
 
+#[tokio::test]
+async fn a_cloud_without_node_groups_is_refused_never_sent_to_another() {
+    let v = with(config(), "cloud", Value::string("cudo"));
+    let Err(d) = super::connect::connect(&settings(), &v).await else {
+        panic!("cudo has no node groups here");
+    };
+    let e = &d.0[0];
+    assert!(e.is_error());
+    assert!(
+        e.detail
+            .contains("aws (EKS), azure (AKS) or gcp (GKE); cudo has none"),
+        "{}",
+        e.detail
+    );
+}
+
 #[test]
 fn import_ids_no_pool_could_have_are_refused_before_any_read() {
     let keys: Vec<String> = match schema().value_type() {
