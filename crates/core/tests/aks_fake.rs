@@ -13,7 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use gpu_core::clouds::azure::{Aks, AksOptions};
+use gpu_core::cancel::Cancel;
+use gpu_core::clouds::azure::{Aks, AzureSession, AzureSettings};
 use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 use gpu_core::seam::poll::Backoff;
 use gpu_core::seam::{
@@ -84,7 +85,7 @@ fn fakes() -> &'static Fakes {
 }
 
 /// The variables of a service principal whose token comes from the local Entra ID.
-fn vars(secret: &'static str) -> impl Fn(&str) -> Option<String> {
+fn vars(secret: &'static str) -> impl Fn(&str) -> Option<String> + Send + Sync + 'static {
     let aad = fakes().aad.clone();
     move |name: &str| match name {
         "AZURE_TENANT_ID" => Some(TENANT.into()),
@@ -96,7 +97,7 @@ fn vars(secret: &'static str) -> impl Fn(&str) -> Option<String> {
 }
 
 fn aks_with(secret: &'static str) -> Aks {
-    let opts = AksOptions {
+    let settings = AzureSettings {
         endpoint: Some(fakes().arm.clone()),
         backoff: Some(Backoff {
             initial: Duration::from_millis(20),
@@ -111,9 +112,11 @@ fn aks_with(secret: &'static str) -> Aks {
             },
         }),
         ca_pem: Some(fakes().ca_pem.clone()),
-        ..AksOptions::default()
+        ..AzureSettings::default()
     };
-    Aks::connect_with_vars(&opts, &vars(secret)).unwrap()
+    AzureSession::with_vars(settings, vars(secret))
+        .aks(&Cancel::new())
+        .unwrap()
 }
 
 fn aks() -> Aks {

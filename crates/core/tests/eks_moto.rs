@@ -14,7 +14,7 @@ use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_eks::config::Credentials;
 use aws_sdk_eks::config::retry::RetryConfig;
 use gpu_core::cancel::Cancel;
-use gpu_core::clouds::aws::{Eks, EksOptions};
+use gpu_core::clouds::aws::{AwsSettings, Eks};
 use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 use gpu_core::seam::poll::Backoff;
 use gpu_core::seam::{
@@ -158,10 +158,12 @@ async fn setup() -> (Moto, Eks, Vec<String>) {
     }
     let eks = Eks::from_sdk_config(
         &sdk,
-        &EksOptions {
+        &AwsSettings {
             backoff: fast_backoff(),
             ..Default::default()
         },
+        None,
+        &Cancel::new(),
     );
     // moto only checks the role ARN's shape; no IAM role has to exist.
     eks.client()
@@ -469,7 +471,7 @@ async fn unreachable_endpoint_is_transient() {
     let sdk = sdk_config(&format!("http://127.0.0.1:{port}")).await;
     let eks = Eks::from_sdk_config(
         &sdk,
-        &EksOptions {
+        &AwsSettings {
             retry: Some(RetryPolicy {
                 max_attempts: 3,
                 max_throttled_attempts: 3,
@@ -480,6 +482,8 @@ async fn unreachable_endpoint_is_transient() {
             }),
             ..Default::default()
         },
+        None,
+        &Cancel::new(),
     );
     let e = eks.get_group(&cluster(), "g").await.unwrap_err();
     assert!(matches!(e, CloudError::Transient(_)), "{e}");
@@ -502,7 +506,7 @@ async fn a_stop_ends_the_retry_pauses_at_once() {
     let cancel = Cancel::new();
     let eks = Eks::from_sdk_config(
         &sdk,
-        &EksOptions {
+        &AwsSettings {
             retry: Some(RetryPolicy {
                 max_attempts: 10,
                 max_throttled_attempts: 10,
@@ -511,9 +515,10 @@ async fn a_stop_ends_the_retry_pauses_at_once() {
                     max: Duration::from_secs(30),
                 },
             }),
-            cancel: cancel.clone(),
             ..Default::default()
         },
+        None,
+        &cancel,
     );
     let stopper = cancel.clone();
     tokio::spawn(async move {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use gpu_core::cancel::Cancel;
 use gpu_core::clouds::gcp::auth::AccessToken;
-use gpu_core::clouds::gcp::{Gke, GkeOptions};
+use gpu_core::clouds::gcp::{GcpSession, GcpSettings, Gke};
 use gpu_core::retry::{Backoff as RetryBackoff, RetryPolicy};
 use gpu_core::seam::poll::Backoff;
 use gpu_core::seam::{
@@ -104,8 +104,8 @@ fn cluster() -> ClusterRef {
     }
 }
 
-fn options(fake: &Fake, token: Option<&str>) -> GkeOptions {
-    GkeOptions {
+fn options(fake: &Fake, token: Option<&str>) -> GcpSettings {
+    GcpSettings {
         endpoint: Some(fake.gke.clone()),
         access_token: token.map(AccessToken::new),
         backoff: Some(Backoff {
@@ -122,12 +122,14 @@ fn options(fake: &Fake, token: Option<&str>) -> GkeOptions {
         }),
         attempt_timeout: Some(Duration::from_secs(10)),
         operation_timeout: Some(WAIT),
-        cancel: Cancel::new(),
+        ..Default::default()
     }
 }
 
 fn adapter(fake: &Fake) -> Gke {
-    Gke::connect(&options(fake, Some(&fake.access_token))).expect("connect")
+    GcpSession::new(options(fake, Some(&fake.access_token)))
+        .gke(&Cancel::new())
+        .expect("connect")
 }
 
 /// A GPU pool of `capacity` in one zone (so per-zone counts are whole-pool counts).
@@ -497,7 +499,7 @@ async fn a_wrong_token_is_unauthorized_and_never_printed() {
     let secret = "ya29.this-is-not-a-valid-token-SECRET";
     let opts = options(&fake, Some(secret));
     assert!(!format!("{opts:?}").contains("SECRET"));
-    let api = Gke::connect(&opts).unwrap();
+    let api = GcpSession::new(opts).gke(&Cancel::new()).unwrap();
     assert!(!format!("{api:?}").contains("SECRET"));
     let errors = [
         api.get_group(&cluster(), "x").await.unwrap_err(),
@@ -560,7 +562,7 @@ async fn a_service_account_key_file_is_used_through_application_default_credenti
 #[ignore = "run by a_service_account_key_file_is_used_through_application_default_credentials"]
 async fn adc_child() {
     let url = std::env::var("GKE_FAKE_URL").expect("run by its parent test");
-    let opts = GkeOptions {
+    let opts = GcpSettings {
         endpoint: Some(url),
         access_token: None,
         backoff: Some(Backoff {
@@ -569,7 +571,9 @@ async fn adc_child() {
         }),
         ..Default::default()
     };
-    let api = Gke::connect(&opts).expect("ADC from the key file");
+    let api = GcpSession::new(opts)
+        .gke(&Cancel::new())
+        .expect("ADC from the key file");
     let spec = pool("adc-pool", CapacityType::OnDemand);
     create_ready(&api, &spec).await;
     let got = api

@@ -3,6 +3,7 @@
 
 mod catalog_cli;
 mod cli;
+mod clouds;
 mod commitment_cli;
 mod config;
 mod data_sources;

@@ -9,8 +9,8 @@ use crate::live::Refreshed;
 use crate::resources::{commitment, instance, node_pool};
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
-use gpu_core::clouds::aws::ConfigCache;
 use gpu_core::query::OfferQuery;
+use gpu_core::registry::sessions::Sessions;
 use std::sync::{Arc, Mutex, RwLock};
 use tfplugin::provider::ConfigureProviderRequest;
 use tfplugin::{Diagnostic, Diagnostics, ProviderBlock, Router, Schema, Value};
@@ -24,8 +24,9 @@ pub struct GpuProvider {
     /// and retry pauses end, state is returned) and puts a fresh one in its place, so in a
     /// long-lived `--debug` server one Ctrl-C does not cancel every later apply.
     stop: Mutex<Cancel>,
-    /// AWS credential chains, loaded once per (region, profile) for the process's life.
-    aws_configs: ConfigCache,
+    /// Every cloud's session (credentials, SDK configurations, HTTP clients), made at
+    /// `ConfigureProvider` and shared by every operation until the next one.
+    sessions: RwLock<Sessions>,
 }
 
 impl GpuProvider {
@@ -37,6 +38,16 @@ impl GpuProvider {
     /// The stop signal for an operation starting now.
     fn operation_cancel(&self) -> Cancel {
         self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The clouds for an operation starting now: the sessions and its stop signal.
+    fn clouds(&self) -> crate::clouds::Clouds {
+        let sessions = self
+            .sessions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        crate::clouds::Clouds::new(sessions, self.operation_cancel())
     }
 
     /// The catalog with live prices for `query` (refreshed once per clouds and regions
@@ -55,17 +66,11 @@ impl GpuProvider {
     /// What commitments need of the provider block.
     pub fn commitment_settings(&self) -> commitment::Settings {
         let c = self.configured().unwrap_or_default();
-        let aws = c.aws.unwrap_or_default();
+        let clouds = self.clouds();
         commitment::Settings {
             allow_purchase: c.allow_commitment_purchase.unwrap_or(false),
             default_labels: c.default_labels.unwrap_or_default(),
-            aws_profile: aws.profile,
-            ec2_endpoint: aws.endpoints.and_then(|e| e.get("ec2").cloned()),
-            aws_max_retries: aws.max_retries,
-            cancel: self.operation_cancel(),
-            aws_configs: self.aws_configs.clone(),
-            gcp: c.gcp.unwrap_or_default(),
-            azure: c.azure.unwrap_or_default(),
+            clouds,
         }
     }
 
@@ -81,19 +86,12 @@ impl GpuProvider {
     pub fn pool_settings(&self) -> node_pool::Settings {
         let c = self.configured().unwrap_or_default();
         let max_price_age = c.max_price_age();
-        let aws = c.aws.unwrap_or_default();
+        let clouds = self.clouds();
         node_pool::Settings {
             default_labels: c.default_labels.unwrap_or_default(),
             max_monthly_usd: c.budget.and_then(|b| b.max_monthly_usd),
-            aws_profile: aws.profile,
-            eks_endpoint: aws.endpoints.as_ref().and_then(|e| e.get("eks").cloned()),
-            ec2_endpoint: aws.endpoints.as_ref().and_then(|e| e.get("ec2").cloned()),
-            aws_max_retries: aws.max_retries,
-            cancel: self.operation_cancel(),
-            aws_configs: self.aws_configs.clone(),
+            clouds,
             max_price_age,
-            azure: c.azure.unwrap_or_default(),
-            gcp: c.gcp.unwrap_or_default(),
         }
     }
 }
@@ -157,6 +155,9 @@ impl ProviderBlock for GpuProvider {
         }
         match tfplugin::value::from_value::<ProviderConfig>(&request.config) {
             Ok(parsed) => {
+                if let Ok(mut slot) = self.sessions.write() {
+                    *slot = crate::clouds::sessions_of(&parsed);
+                }
                 if let Ok(mut slot) = self.config.write() {
                     *slot = Some(parsed);
                 }
@@ -177,11 +178,11 @@ mod tests {
     #[tokio::test]
     async fn stop_cancels_operations_in_flight_but_not_later_ones() {
         let p = GpuProvider::default();
-        let in_flight = p.pool_settings().cancel;
+        let in_flight = p.pool_settings().clouds.cancel().clone();
         assert!(!in_flight.is_cancelled());
         p.stop().await.unwrap();
         assert!(in_flight.is_cancelled(), "the running apply must stop");
-        let later = p.pool_settings().cancel;
+        let later = p.pool_settings().clouds.cancel().clone();
         assert!(
             !later.is_cancelled(),
             "an apply after the stop (reattach/--debug) must run"
@@ -190,16 +191,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn operations_share_one_aws_config_cache() {
+    async fn operations_share_one_session_per_cloud() {
         let p = GpuProvider::default();
-        let (a, b) = (p.pool_settings(), p.pool_settings());
-        let key = gpu_core::clouds::aws::ConfigKey {
-            region: Some("eu-west-1".into()),
-            profile: None,
-        };
-        a.aws_configs.get(&key).await;
-        b.aws_configs.get(&key).await;
-        assert_eq!(p.aws_configs.loaded(), 1);
+        let (a, b) = (p.pool_settings(), p.commitment_settings());
+        a.clouds.sessions().aws.sdk_config(Some("eu-west-1")).await;
+        b.clouds.sessions().aws.sdk_config(Some("eu-west-1")).await;
+        let shared = p.sessions.read().unwrap().aws.loaded();
+        assert_eq!(shared, 1, "one credential chain load for both operations");
     }
 
     #[test]

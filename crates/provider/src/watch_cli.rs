@@ -17,11 +17,16 @@ use gpu_core::offer::Cloud;
 use gpu_core::reclaim::{Event, StartSchedule, Summary, Watcher};
 use gpu_core::retry::Backoff;
 
-use crate::resources::instance::Settings;
-use crate::resources::instance::connect::{Connector, Place};
+use crate::clouds::Clouds;
 use crate::watch::elector::{LeaseArgs, LeaseHold};
 use crate::watch::guard::LeaseGuarded;
 use crate::watch::metrics::Metrics;
+use gpu_core::cancel::Cancel;
+use gpu_core::clouds::aws::AwsSettings;
+use gpu_core::clouds::azure::AzureSettings;
+use gpu_core::clouds::gcp::GcpSettings;
+use gpu_core::registry::sessions::{CloudSettings, Sessions};
+use gpu_core::seam::{ConnectInstances as _, Place};
 
 /// The flags of `watch`.
 #[derive(Debug, clap::Args)]
@@ -91,23 +96,15 @@ fn place(target: &str) -> Result<Place, String> {
         .filter(|c| matches!(c, Cloud::Aws | Cloud::Azure | Cloud::Gcp))
         .ok_or_else(|| format!("--target {target:?}: the cloud is `aws`, `azure` or `gcp`"))?;
     Ok(match cloud {
-        Cloud::Gcp => Place {
+        Cloud::Gcp | Cloud::Azure => Place {
             cloud,
             region: String::new(),
-            project: Some(scope.to_string()),
-            subscription: None,
-        },
-        Cloud::Azure => Place {
-            cloud,
-            region: String::new(),
-            project: None,
-            subscription: Some(scope.to_string()),
+            scope: Some(scope.to_string()),
         },
         _ => Place {
             cloud,
             region: scope.to_string(),
-            project: None,
-            subscription: None,
+            scope: None,
         },
     })
 }
@@ -137,21 +134,34 @@ fn try_run(args: &WatchArgs) -> Result<(), String> {
         .iter()
         .map(|t| place(t))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut settings = Settings::default();
-    settings.base.gcp.endpoint = args.gcp_endpoint.clone();
-    settings.base.ec2_endpoint = args.aws_endpoint.clone();
-    settings.base.aws_profile = args.aws_profile.clone();
-    settings.base.azure.endpoint = args.azure_endpoint.clone();
+    let clouds = Clouds::new(
+        Sessions::new(CloudSettings {
+            aws: AwsSettings {
+                profile: args.aws_profile.clone(),
+                ec2_endpoint: args.aws_endpoint.clone(),
+                ..Default::default()
+            },
+            azure: AzureSettings {
+                endpoint: args.azure_endpoint.clone(),
+                ..Default::default()
+            },
+            gcp: GcpSettings {
+                endpoint: args.gcp_endpoint.clone(),
+                ..Default::default()
+            },
+        }),
+        Cancel::new(),
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    runtime.block_on(watch(args, &settings, &places, schedule, interval))
+    runtime.block_on(watch(args, &clouds, &places, schedule, interval))
 }
 
 async fn watch(
     args: &WatchArgs,
-    settings: &Settings,
+    clouds: &Clouds,
     places: &[Place],
     schedule: StartSchedule,
     interval: Duration,
@@ -175,9 +185,9 @@ async fn watch(
         let bound = crate::watch::serve::spawn(addr, metrics.clone()).await?;
         eprintln!("terraform-provider-gpu watch: metrics on http://{bound}/metrics");
     }
-    let mut clouds: Vec<(Box<dyn Instances>, Watcher, String)> = Vec::new();
+    let mut watched: Vec<(Box<dyn Instances>, Watcher, String)> = Vec::new();
     for p in places {
-        let mut c = settings
+        let mut c = clouds
             .instances(p)
             .await
             .map_err(|e| format!("{}: {e}", p.cloud))?;
@@ -187,9 +197,9 @@ async fn watch(
                 hold: hold.clone(),
             });
         }
-        let scope = p.project.clone().or(p.subscription.clone());
+        let scope = p.scope.clone();
         let label = format!("{}:{}", p.cloud, scope.unwrap_or(p.region.clone()));
-        clouds.push((c, Watcher::new(schedule), label));
+        watched.push((c, Watcher::new(schedule), label));
     }
     let mut out: Box<dyn std::io::Write> = match &args.events {
         Some(path) => Box::new(
@@ -208,7 +218,7 @@ async fn watch(
         pass += 1;
         // With election, a pass only while the lease renewed in the background holds.
         let leader = hold.as_ref().is_none_or(LeaseHold::holds);
-        for (cloud, watcher, label) in clouds.iter_mut().filter(|_| leader) {
+        for (cloud, watcher, label) in watched.iter_mut().filter(|_| leader) {
             let now = gpu_core::time::unix_now() as i64;
             match watcher.pass(cloud.as_ref(), Catalog::embedded(), now).await {
                 Ok(events) => {
@@ -222,10 +232,10 @@ async fn watch(
                 Err(e) => eprintln!("terraform-provider-gpu watch: {label}: {e}"),
             }
         }
-        let pending: usize = clouds.iter().map(|(_, w, _)| w.pending()).sum();
+        let pending: usize = watched.iter().map(|(_, w, _)| w.pending()).sum();
         if leader {
             let mut by_cloud: std::collections::BTreeMap<&str, usize> = Default::default();
-            for (c, w, _) in &clouds {
+            for (c, w, _) in &watched {
                 *by_cloud.entry(c.cloud().as_str()).or_default() += w.pending();
             }
             for (cloud, n) in by_cloud {
@@ -260,15 +270,15 @@ mod tests {
     #[test]
     fn targets_name_a_project_a_subscription_or_a_region() {
         let gcp = place("gcp:my-project").unwrap();
-        assert_eq!(gcp.project.as_deref(), Some("my-project"));
+        assert_eq!(gcp.scope.as_deref(), Some("my-project"));
         let sub = "6b1f0a52-3c9d-4e7a-8f21-9d0c4b7e5a13";
         let azure = place(&format!("AZURE:{sub}")).unwrap();
         assert_eq!(azure.cloud, Cloud::Azure);
-        assert_eq!(azure.subscription.as_deref(), Some(sub));
-        assert_eq!((azure.region.as_str(), azure.project), ("", None));
+        assert_eq!(azure.scope.as_deref(), Some(sub));
+        assert_eq!(azure.region.as_str(), "");
         let aws = place("aws:us-east-1").unwrap();
         assert_eq!(aws.region, "us-east-1");
-        assert_eq!((aws.project, aws.subscription), (None, None));
+        assert_eq!(aws.scope, None);
         assert!(place("azure").is_err());
         assert!(place("oci:x").is_err());
     }

@@ -6,6 +6,7 @@
 //! - [`instances`]: [`Instances`] (single GPU VMs, stop-on-reclaim).
 //! - [`commitments`]: [`Commitments`] (capacity blocks, reservations, committed use), with
 //!   the kinds in [`commitment_kind`].
+//! - [`connect`]: a [`Place`] and the connectors that hand out a cloud's clients.
 //! - [`error`]: [`CloudError`], the typed answer of every cloud call.
 //! - [`poll`]: the one wait loop; [`choke`]: the journal of mutating calls; [`turns`]: one
 //!   queue per cluster where a cloud runs one operation at a time.
@@ -17,6 +18,7 @@ pub mod choke;
 pub mod cluster;
 pub mod commitment_kind;
 pub mod commitments;
+pub mod connect;
 pub mod delta;
 pub mod error;
 pub mod instances;
@@ -27,6 +29,7 @@ pub mod turns;
 
 pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
 pub use commitments::Commitments;
+pub use connect::{ConnectCommitments, ConnectInstances, Place};
 pub use error::CloudError;
 pub use instances::Instances;
 pub use node_groups::{HealthIssue, NodeGroup, NodeGroupStatus, NodeGroups, WaitTarget};

@@ -17,7 +17,7 @@ use tfplugin::schema::{Attribute, Block};
 use tfplugin::{AttributePath, DataSource, Diagnostic, Diagnostics, Schema, Type, Value};
 
 use crate::provider::GpuProvider;
-use crate::resources::commitment::connect::Connector;
+use gpu_core::seam::ConnectCommitments as Connector;
 
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_capacity_block_offers";
@@ -307,6 +307,6 @@ impl DataSource for CapacityBlockOffers {
 
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let settings = self.provider.commitment_settings();
-        read(request.config(), Catalog::embedded(), &settings).await
+        read(request.config(), Catalog::embedded(), &settings.clouds).await
     }
 }

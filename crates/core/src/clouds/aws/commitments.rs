@@ -31,9 +31,9 @@ use crate::seam::commitments::{
     MARKER_TAG, OfferingQuery, Order,
 };
 
-/// How to reach EC2; everything defaults to the usual AWS chain.
+/// How EC2 calls are made (from [`super::AwsSettings`] and an operation's stop signal).
 #[derive(Debug, Clone, Default)]
-pub struct Ec2Options {
+pub(super) struct Ec2Tuning {
     /// Endpoint override (an emulator).
     pub endpoint_url: Option<String>,
     /// Retries of each call.
@@ -48,13 +48,14 @@ pub struct Ec2Options {
 #[derive(Debug)]
 pub struct Ec2Commitments {
     sdk: aws_config::SdkConfig,
-    opts: Ec2Options,
+    opts: Ec2Tuning,
     clients: Mutex<HashMap<String, aws_sdk_ec2::Client>>,
 }
 
 impl Ec2Commitments {
-    /// Builds from a loaded SDK config (credentials, profile) and the overrides in `opts`.
-    pub fn new(sdk: aws_config::SdkConfig, opts: Ec2Options) -> Self {
+    /// Builds from a loaded SDK config (credentials, profile) and the overrides in `opts`
+    /// (made by [`super::AwsSession::ec2_commitments`]).
+    pub(super) fn new(sdk: aws_config::SdkConfig, opts: Ec2Tuning) -> Self {
         Ec2Commitments {
             sdk,
             opts,

@@ -19,10 +19,10 @@ use aws_sdk_eks::config::retry::RetryConfig;
 use aws_sdk_eks::types::{AmiTypes, CapacityTypes, UpdateLabelsPayload, UpdateTaintsPayload};
 
 use super::clients::{ec2_client, sdk_timeouts};
-use super::config_cache::{ConfigCache, ConfigKey};
 use super::convert;
 use super::convert::{map_or_none, node_group_from_sdk, scaling_to_sdk, taint_to_sdk, vec_or_none};
 use super::retrying::send;
+use super::session::AwsSettings;
 use crate::cancel::Cancel;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::delta::{ConfigDelta, tag_delta};
@@ -31,27 +31,6 @@ use crate::seam::{
     CapacityType, CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups,
     WaitTarget,
 };
-
-/// How to reach EKS; every field is optional and defaults to the usual AWS chain.
-#[derive(Debug, Clone, Default)]
-pub struct EksOptions {
-    /// Region override (otherwise `AWS_REGION`, the profile, ...).
-    pub region: Option<String>,
-    /// Endpoint override, e.g. an emulator at `http://127.0.0.1:5000`.
-    pub endpoint_url: Option<String>,
-    /// Named profile from the shared config files.
-    pub profile: Option<String>,
-    /// Poll schedule of waits (default 5 s doubling to 30 s).
-    pub backoff: Option<Backoff>,
-    /// Retries of each call (default [`RetryPolicy::default`]).
-    pub retry: Option<RetryPolicy>,
-    /// Longest one HTTP attempt may take before it is abandoned and retried (default 30 s).
-    pub attempt_timeout: Option<Duration>,
-    /// Set it to end waits and retry pauses early (Terraform's `StopProvider`).
-    pub cancel: Cancel,
-    /// EC2 endpoint override (launch templates of groups on a capacity reservation).
-    pub ec2_endpoint_url: Option<String>,
-}
 
 /// The EKS node group adapter.
 #[derive(Debug, Clone)]
@@ -72,46 +51,37 @@ pub struct Eks {
 }
 
 impl Eks {
-    /// Loads the usual credential chain (environment, profile, SSO, IMDS ...) and builds
-    /// a client with the overrides in `opts`.
-    pub async fn connect(opts: &EksOptions) -> Self {
-        Self::connect_cached(&ConfigCache::new(), opts).await
-    }
-
-    /// Like [`Eks::connect`], with the chain loaded once per region and profile in
-    /// `cache` (a long-lived process such as the provider keeps one cache).
-    pub async fn connect_cached(cache: &ConfigCache, opts: &EksOptions) -> Self {
-        let key = ConfigKey {
-            region: opts.region.clone(),
-            profile: opts.profile.clone(),
-        };
-        Self::from_sdk_config(&cache.get(&key).await, opts)
-    }
-
-    /// Builds from an already loaded SDK config (shared with other AWS clients).
-    pub fn from_sdk_config(sdk: &aws_config::SdkConfig, opts: &EksOptions) -> Self {
+    /// Builds from an already loaded SDK config (shared with other AWS clients), with the
+    /// overrides in `settings`, calling `region` (`None`: the config's own); `cancel`
+    /// ends waits and retry pauses early.
+    pub fn from_sdk_config(
+        sdk: &aws_config::SdkConfig,
+        settings: &AwsSettings,
+        region: Option<&str>,
+        cancel: &Cancel,
+    ) -> Self {
         let mut conf = aws_sdk_eks::config::Builder::from(sdk);
-        if let Some(r) = &opts.region {
-            conf = conf.region(Region::new(r.clone()));
+        if let Some(r) = region {
+            conf = conf.region(Region::new(r.to_string()));
         }
-        if let Some(ep) = &opts.endpoint_url {
+        if let Some(ep) = &settings.eks_endpoint {
             conf = conf.endpoint_url(ep);
         }
         // Retries are ours (crate::retry), not the SDK's: one policy for every cloud.
         conf = conf
             .retry_config(RetryConfig::disabled())
-            .timeout_config(sdk_timeouts(opts.attempt_timeout));
+            .timeout_config(sdk_timeouts(settings.attempt_timeout));
         Eks {
             client: aws_sdk_eks::Client::from_conf(conf.build()),
             ec2: Some(ec2_client(
                 sdk,
-                opts.region.as_deref(),
-                opts.ec2_endpoint_url.as_deref(),
-                opts.attempt_timeout,
+                region,
+                settings.ec2_endpoint.as_deref(),
+                settings.attempt_timeout,
             )),
-            backoff: opts.backoff.unwrap_or_default(),
-            retry: opts.retry.unwrap_or_default(),
-            cancel: opts.cancel.clone(),
+            backoff: settings.backoff.unwrap_or_default(),
+            retry: settings.retry.unwrap_or_default(),
+            cancel: cancel.clone(),
             cluster_subnets: Arc::default(),
             templated: Arc::default(),
         }

@@ -23,7 +23,7 @@ use aws_sdk_ec2::types::{
 use base64::Engine as _;
 
 use super::codes::error_from_code;
-use super::commitments::Ec2Options;
+use super::commitments::Ec2Tuning;
 use super::retrying::send;
 use crate::offer::Cloud;
 use crate::retry::{RetryPolicy, fresh_token};
@@ -52,7 +52,7 @@ const LAUNCH_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 pub struct Ec2Instances {
     client: aws_sdk_ec2::Client,
     region: String,
-    opts: Ec2Options,
+    opts: Ec2Tuning,
     /// Poll schedule of the wait for `running`.
     pub backoff: Backoff,
 }
@@ -106,8 +106,9 @@ fn filter(name: &str, values: &[&str]) -> Filter {
 }
 
 impl Ec2Instances {
-    /// VMs of `region`, with the loaded SDK config (credentials, profile) and `opts`.
-    pub fn new(sdk: &aws_config::SdkConfig, region: &str, opts: Ec2Options) -> Self {
+    /// VMs of `region`, with the loaded SDK config (credentials, profile) and `opts`
+    /// (made by [`super::AwsSession::ec2_instances`]).
+    pub(super) fn new(sdk: &aws_config::SdkConfig, region: &str, opts: Ec2Tuning) -> Self {
         Ec2Instances {
             client: super::clients::ec2_client(
                 sdk,

@@ -1,6 +1,6 @@
 //! The AWS driver: what the provider knows about AWS. [`rules`] (always built): EKS
 //! managed node groups as data. With the `aws` feature, the clients over the AWS SDK with
-//! the usual AWS credential chain (loaded once per region and profile, [`ConfigCache`]):
+//! the usual AWS credential chain (loaded once per region and profile by one [`AwsSession`]):
 //! [`Eks`] (node groups, the [`crate::seam::NodeGroups`] seam), [`Ec2Instances`] (VMs,
 //! [`crate::seam::Instances`]) and [`Ec2Commitments`] (capacity blocks and reservations,
 //! [`crate::seam::Commitments`]).
@@ -26,14 +26,18 @@ mod errors;
 mod instances;
 #[cfg(feature = "aws")]
 mod retrying;
+#[cfg(feature = "aws")]
+mod session;
 
 #[cfg(feature = "aws")]
 pub use aws_config::SdkConfig;
 #[cfg(feature = "aws")]
-pub use commitments::{Ec2Commitments, Ec2Options};
+pub use commitments::Ec2Commitments;
 #[cfg(feature = "aws")]
 pub use config_cache::{ConfigCache, ConfigKey};
 #[cfg(feature = "aws")]
-pub use eks::{Eks, EksOptions, launch_template_name};
+pub use eks::{Eks, launch_template_name};
 #[cfg(feature = "aws")]
 pub use instances::{DLAMI_NAME, DLAMI_OWNER, Ec2Instances};
+#[cfg(feature = "aws")]
+pub use session::{AwsSession, AwsSettings};

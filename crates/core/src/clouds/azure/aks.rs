@@ -15,12 +15,9 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::arm::{self, Arm, Operation};
-use super::auth::AzureCredentials;
+use super::arm::{Arm, Operation};
 use super::convert;
-use crate::cancel::Cancel;
-use crate::retry::RetryPolicy;
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, TokioClock};
 use crate::seam::turns::ClusterTurns;
 use crate::seam::{
     CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, Turn,
@@ -33,28 +30,6 @@ pub const API_VERSION: &str = "2025-05-01";
 /// The public cloud's Resource Manager endpoint.
 pub const DEFAULT_ENDPOINT: &str = "https://management.azure.com";
 
-/// How to reach AKS; every field is optional.
-#[derive(Debug, Clone, Default)]
-pub struct AksOptions {
-    /// Resource Manager base URL (the provider's `azure.endpoint`), for emulators and
-    /// sovereign clouds; default [`DEFAULT_ENDPOINT`].
-    pub endpoint: Option<String>,
-    /// Tenant to authenticate against (the provider's `azure.tenant_id`); default the
-    /// credential's (`AZURE_TENANT_ID`).
-    pub tenant_id: Option<String>,
-    /// Poll schedule of waits (default 5 s doubling to 30 s).
-    pub backoff: Option<Backoff>,
-    /// Retries of each call (default [`RetryPolicy::default`]).
-    pub retry: Option<RetryPolicy>,
-    /// Longest one HTTP attempt may take (default 30 s).
-    pub attempt_timeout: Option<Duration>,
-    /// Set it to end waits and retry pauses early (Terraform's `StopProvider`).
-    pub cancel: Cancel,
-    /// An extra certificate authority (PEM) to trust, besides the system's, for private
-    /// endpoints and emulators: used for Resource Manager and the token endpoint.
-    pub ca_pem: Option<String>,
-}
-
 /// The AKS agent pool adapter.
 #[derive(Debug, Clone)]
 pub struct Aks {
@@ -66,40 +41,12 @@ pub struct Aks {
 }
 
 impl Aks {
-    /// Builds the adapter with Azure's usual credential chain.
-    pub fn connect(opts: &AksOptions) -> Result<Self, CloudError> {
-        Self::connect_with_vars(opts, &|name| std::env::var(name).ok())
-    }
-
-    /// Like [`Aks::connect`], with the credential variables from `var` instead of the
-    /// process environment.
-    pub fn connect_with_vars(
-        opts: &AksOptions,
-        var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, CloudError> {
-        let token_http = arm::http_client(opts.ca_pem.as_deref(), opts.attempt_timeout)?;
-        let credentials =
-            AzureCredentials::from_vars(opts.tenant_id.as_deref(), var, Some(token_http));
-        Self::with_credentials(opts, Arc::new(credentials))
-    }
-
-    /// Builds the adapter with the given credentials.
-    pub fn with_credentials(
-        opts: &AksOptions,
-        credentials: Arc<AzureCredentials>,
-    ) -> Result<Self, CloudError> {
-        let http = arm::http_client(opts.ca_pem.as_deref(), opts.attempt_timeout)?;
-        Ok(Aks {
-            arm: Arm::new(
-                http,
-                opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
-                credentials,
-                opts.backoff.unwrap_or_default(),
-                opts.retry.unwrap_or_default(),
-                opts.cancel.clone(),
-            ),
+    /// A client over `arm` (made by [`super::AzureSession::aks`]); no request is made.
+    pub(super) fn new(arm: Arm) -> Self {
+        Aks {
+            arm,
             pending: Arc::default(),
-        })
+        }
     }
 
     /// The ARM path of pool `name` in `cluster` (or of the pool list without a name).

@@ -10,50 +10,22 @@
 //! caller (`PUT` is idempotent by name); it is cancelled by deleting both.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::DEFAULT_ENDPOINT;
-use super::arm::{self, Arm};
-use super::auth::AzureCredentials;
-use crate::cancel::Cancel;
-use crate::retry::RetryPolicy;
+use super::arm::Arm;
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{CommitmentStatus, Commitments, LiveCommitment, Order, PriceQuote};
-use crate::seam::poll::Backoff;
 use crate::time::parse_rfc3339;
 
 /// The api-version of `Microsoft.Capacity` (reservations).
 pub const CAPACITY_API_VERSION: &str = "2022-11-01";
 /// The api-version of `Microsoft.Compute` capacity reservations.
 pub const COMPUTE_API_VERSION: &str = "2024-07-01";
-
-/// How to reach Azure for commitments.
-#[derive(Debug, Clone, Default)]
-pub struct AzureCommitmentOptions {
-    /// The subscription that pays (the reservations' billing scope) and holds capacity
-    /// reservation groups.
-    pub subscription_id: String,
-    /// Resource Manager base URL; default the public cloud's.
-    pub endpoint: Option<String>,
-    /// Tenant to authenticate against; default the credential's.
-    pub tenant_id: Option<String>,
-    /// Poll schedule of waits.
-    pub backoff: Option<Backoff>,
-    /// Retries of each call.
-    pub retry: Option<RetryPolicy>,
-    /// Longest wait for one purchase or capacity reservation (default 20 min).
-    pub operation_timeout: Option<Duration>,
-    /// Ends waits and retry pauses early.
-    pub cancel: Cancel,
-    /// An extra CA (PEM) to trust.
-    pub ca_pem: Option<String>,
-}
 
 /// Azure commitments of one subscription.
 #[derive(Debug, Clone)]
@@ -63,46 +35,14 @@ pub struct AzureCommitments {
     operation_timeout: Duration,
 }
 
-/// The ARM client of `opts` (Azure's usual credential chain, the endpoint, retries and
-/// stop signal) and its subscription, checked and lower-cased; no request is made.
-pub(super) fn arm_of(opts: &AzureCommitmentOptions) -> Result<(Arm, String), CloudError> {
-    if !crate::seam::is_guid(&opts.subscription_id) {
-        return Err(CloudError::Invalid(format!(
-            "{:?} is not an Azure subscription id (a GUID)",
-            opts.subscription_id
-        )));
-    }
-    let token_http = arm::http_client(opts.ca_pem.as_deref(), None)?;
-    let credentials = AzureCredentials::from_vars(
-        opts.tenant_id.as_deref(),
-        &|name| std::env::var(name).ok(),
-        Some(token_http),
-    );
-    let http = arm::http_client(opts.ca_pem.as_deref(), None)?;
-    Ok((
-        Arm::new(
-            http,
-            opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
-            Arc::new(credentials),
-            opts.backoff.unwrap_or_default(),
-            opts.retry.unwrap_or_default(),
-            opts.cancel.clone(),
-        ),
-        opts.subscription_id.to_ascii_lowercase(),
-    ))
-}
-
 impl AzureCommitments {
-    /// Builds the adapter with Azure's usual credential chain; no request is made.
-    pub fn connect(opts: &AzureCommitmentOptions) -> Result<Self, CloudError> {
-        let (arm, subscription) = arm_of(opts)?;
-        Ok(AzureCommitments {
+    /// A client of `subscription` over `arm` (made by [`super::AzureSession`]).
+    pub(super) fn new(arm: Arm, subscription: String, operation_timeout: Duration) -> Self {
+        AzureCommitments {
             arm,
             subscription,
-            operation_timeout: opts
-                .operation_timeout
-                .unwrap_or(Duration::from_secs(20 * 60)),
-        })
+            operation_timeout,
+        }
     }
 
     fn reservation_body(&self, order: &Order) -> Option<Value> {

@@ -25,7 +25,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::arm::{Answer, Arm};
-use super::commitments::{AzureCommitmentOptions, arm_of, segment};
+use super::commitments::segment;
 use crate::offer::Cloud;
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
@@ -399,18 +399,13 @@ fn tags_of(vm: &Value) -> BTreeMap<String, String> {
 }
 
 impl AzureVms {
-    /// A client of `opts.subscription_id` with Azure's usual credential chain; no request
-    /// is made. `operation_timeout` bounds each wait for a create, start, label change or
-    /// delete (default 20 minutes).
-    pub fn connect(opts: &AzureCommitmentOptions) -> Result<Self, CloudError> {
-        let (arm, subscription) = arm_of(opts)?;
-        Ok(AzureVms {
+    /// A client of `subscription` over `arm` (made by [`super::AzureSession`]).
+    pub(super) fn new(arm: Arm, subscription: String, operation_timeout: Duration) -> Self {
+        AzureVms {
             arm,
             subscription,
-            operation_timeout: opts
-                .operation_timeout
-                .unwrap_or(Duration::from_secs(20 * 60)),
-        })
+            operation_timeout,
+        }
     }
 
     fn vm_path(&self, vm: &VmRef) -> String {

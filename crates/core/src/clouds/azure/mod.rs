@@ -1,6 +1,7 @@
 //! The Azure driver: what the provider knows about Azure. [`rules`] (always built): AKS
 //! agent pools as data. With the `azure` feature, the clients over Azure Resource Manager
-//! REST with Azure's usual credential chain ([`auth`]): [`Aks`] (agent pools, the
+//! REST with Azure's usual credential chain ([`auth`]), made per operation from one
+//! [`AzureSession`]: [`Aks`] (agent pools, the
 //! [`crate::seam::NodeGroups`] seam), [`AzureVms`] (VMs, [`crate::seam::Instances`]) and
 //! [`AzureCommitments`] (reservations and capacity reservations,
 //! [`crate::seam::Commitments`]).
@@ -21,12 +22,16 @@ mod convert;
 mod errors;
 #[cfg(feature = "azure")]
 mod instances;
+#[cfg(feature = "azure")]
+mod session;
 
 #[cfg(feature = "azure")]
-pub use aks::{API_VERSION, Aks, AksOptions, DEFAULT_ENDPOINT};
+pub use aks::{API_VERSION, Aks, DEFAULT_ENDPOINT};
 #[cfg(feature = "azure")]
-pub use commitments::{AzureCommitmentOptions, AzureCommitments};
+pub use commitments::AzureCommitments;
 #[cfg(feature = "azure")]
 pub use instances::{
     AzureVms, HPC_IMAGE_OFFER, HPC_IMAGE_PUBLISHER, HPC_IMAGE_SKU, VM_API_VERSION,
 };
+#[cfg(feature = "azure")]
+pub use session::{AzureSession, AzureSettings};

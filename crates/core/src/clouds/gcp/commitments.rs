@@ -17,35 +17,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::auth::{AccessToken, TokenSource};
-use super::rest::{self, COMPUTE_ENDPOINT, Rest};
+use super::rest::Rest;
 use crate::cancel::Cancel;
-use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{CommitmentStatus, Commitments, LiveCommitment, Order};
 use crate::seam::poll::{self, Backoff, TokioClock};
 use crate::time::parse_rfc3339;
-
-/// How to reach Compute Engine.
-#[derive(Debug, Clone, Default)]
-pub struct ComputeOptions {
-    /// The project commitments are bought in.
-    pub project: String,
-    /// Base URL (default `https://compute.googleapis.com`), for emulators and private
-    /// endpoints.
-    pub endpoint: Option<String>,
-    /// An OAuth access token to use as is (else `GOOGLE_OAUTH_ACCESS_TOKEN`, else ADC).
-    pub access_token: Option<AccessToken>,
-    /// Poll schedule of operation waits (default 5 s doubling to 30 s).
-    pub backoff: Option<Backoff>,
-    /// Retries of each call.
-    pub retry: Option<RetryPolicy>,
-    /// Longest wait for one operation (default 20 min).
-    pub operation_timeout: Option<Duration>,
-    /// Ends waits and retry pauses early.
-    pub cancel: Cancel,
-}
 
 /// Compute Engine commitments of one project.
 #[derive(Debug, Clone)]
@@ -278,9 +256,9 @@ fn location(l: &str) -> Result<&str, CloudError> {
 }
 
 impl ComputeCommitments {
-    /// Resolves the credentials and builds the client; no request is made.
-    pub fn connect(opts: &ComputeOptions) -> Result<Self, CloudError> {
-        let project = opts.project.trim().to_string();
+    /// `project`, trimmed, when it is a legal project id.
+    pub(super) fn checked_project(project: &str) -> Result<String, CloudError> {
+        let project = project.trim().to_string();
         if project.is_empty()
             || !project.chars().all(|c| {
                 c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == ':' || c == '.'
@@ -290,24 +268,24 @@ impl ComputeCommitments {
                 "{project:?} is not a Google Cloud project id"
             )));
         }
-        let tokens = TokenSource::resolve(opts.access_token.as_ref())?;
-        let rest = Rest::new(
-            rest::COMPUTE,
-            opts.endpoint.as_deref().unwrap_or(COMPUTE_ENDPOINT),
-            tokens,
-            opts.retry.unwrap_or_default(),
-            opts.cancel.clone(),
-            Duration::from_secs(30),
-        )?;
-        Ok(ComputeCommitments {
+        Ok(project)
+    }
+
+    /// A client of `project` over `rest` (made by [`super::GcpSession`]); no request is made.
+    pub(super) fn new(
+        rest: Rest,
+        project: String,
+        backoff: Backoff,
+        operation_timeout: Duration,
+        cancel: &Cancel,
+    ) -> Self {
+        ComputeCommitments {
             rest,
             project,
-            backoff: opts.backoff.unwrap_or_default(),
-            operation_timeout: opts
-                .operation_timeout
-                .unwrap_or(Duration::from_secs(20 * 60)),
-            cancel: opts.cancel.clone(),
-        })
+            backoff,
+            operation_timeout,
+            cancel: cancel.clone(),
+        }
     }
 
     /// Polls operation `op` under `scope` (`zones/z` or `regions/r`) until `DONE`.

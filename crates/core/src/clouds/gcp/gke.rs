@@ -17,40 +17,16 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::auth::{AccessToken, TokenSource};
 use super::convert::{self, NodePool, NodeTaint};
 use super::operations::{self, Operation, Pending};
-use super::rest::{self, DEFAULT_ENDPOINT, Rest};
+use super::rest::Rest;
 use crate::cancel::Cancel;
-use crate::retry::RetryPolicy;
 use crate::seam::poll::{self, Backoff, TokioClock};
 use crate::seam::turns::ClusterTurns;
 use crate::seam::{
     CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, Turn,
     WaitTarget,
 };
-
-/// How to reach GKE; every field is optional.
-#[derive(Debug, Clone, Default)]
-pub struct GkeOptions {
-    /// Base URL of the Container API (default `https://container.googleapis.com`), for
-    /// emulators and private endpoints.
-    pub endpoint: Option<String>,
-    /// An OAuth access token to use as is (else `GOOGLE_OAUTH_ACCESS_TOKEN`, else
-    /// Application Default Credentials).
-    pub access_token: Option<AccessToken>,
-    /// Poll schedule of waits (default 5 s doubling to 30 s).
-    pub backoff: Option<Backoff>,
-    /// Retries of each call (default [`RetryPolicy::default`]).
-    pub retry: Option<RetryPolicy>,
-    /// Longest one HTTP attempt may take (default 30 s).
-    pub attempt_timeout: Option<Duration>,
-    /// Longest wait for an operation the adapter must finish before the next one of the
-    /// same update can start (default 30 min).
-    pub operation_timeout: Option<Duration>,
-    /// Set it to end waits and retry pauses early (Terraform's `StopProvider`).
-    pub cancel: Cancel,
-}
 
 /// The GKE node pool adapter.
 #[derive(Debug, Clone)]
@@ -134,28 +110,21 @@ struct UpdateRequest<'a> {
 }
 
 impl Gke {
-    /// Resolves the credentials ([`TokenSource::resolve`]) and builds the client. No
-    /// request is made.
-    pub fn connect(opts: &GkeOptions) -> Result<Self, CloudError> {
-        let tokens = TokenSource::resolve(opts.access_token.as_ref())?;
-        let rest = Rest::new(
-            rest::GKE,
-            opts.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT),
-            tokens,
-            opts.retry.unwrap_or_default(),
-            opts.cancel.clone(),
-            opts.attempt_timeout.unwrap_or(Duration::from_secs(30)),
-        )?;
-        Ok(Gke {
+    /// A client over `rest` (made by [`super::GcpSession::gke`]); no request is made.
+    pub(super) fn new(
+        rest: Rest,
+        backoff: Backoff,
+        operation_timeout: Duration,
+        cancel: &Cancel,
+    ) -> Self {
+        Gke {
             rest,
-            backoff: opts.backoff.unwrap_or_default(),
-            operation_timeout: opts
-                .operation_timeout
-                .unwrap_or(Duration::from_secs(30 * 60)),
-            cancel: opts.cancel.clone(),
+            backoff,
+            operation_timeout,
+            cancel: cancel.clone(),
             pending: Arc::default(),
             cluster_zones: Arc::default(),
-        })
+        }
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Pending>> {

@@ -15,9 +15,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::commitments::{
-    ComputeCommitments, ComputeOptions, Operation, checked, int64_string, request_id,
-};
+use super::commitments::{ComputeCommitments, Operation, checked, int64_string, request_id};
 use crate::offer::Cloud;
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
@@ -159,11 +157,9 @@ fn power(status: &str) -> PowerState {
 }
 
 impl ComputeInstances {
-    /// A client of `opts.project` with Google's credentials.
-    pub fn connect(opts: &ComputeOptions) -> Result<Self, CloudError> {
-        Ok(ComputeInstances {
-            inner: ComputeCommitments::connect(opts)?,
-        })
+    /// VMs over a project's Compute Engine client (made by [`super::GcpSession`]).
+    pub(super) fn new(inner: ComputeCommitments) -> Self {
+        ComputeInstances { inner }
     }
 
     fn project(&self) -> &str {

@@ -60,34 +60,37 @@ struct Attempt {
     verdict: Verdict,
 }
 
+/// The HTTP client of Google calls: `attempt_timeout` per attempt, our user agent.
+pub(crate) fn http_client(attempt_timeout: Duration) -> Result<reqwest::Client, CloudError> {
+    reqwest::Client::builder()
+        .timeout(attempt_timeout)
+        .connect_timeout(attempt_timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!(
+            "terraform-provider-gpu/",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .build()
+        .map_err(|e| CloudError::Other(format!("building the Google Cloud HTTP client: {e}")))
+}
+
 impl Rest {
-    pub(crate) fn new(
+    /// A client of `service` at `endpoint` over `client` (shared by a session's clients).
+    pub(crate) fn with_client(
         service: Service,
         endpoint: &str,
         tokens: TokenSource,
+        client: reqwest::Client,
         retry: RetryPolicy,
         cancel: Cancel,
-        attempt_timeout: Duration,
-    ) -> Result<Self, CloudError> {
-        let client = reqwest::Client::builder()
-            .timeout(attempt_timeout)
-            .connect_timeout(attempt_timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!(
-                "terraform-provider-gpu/",
-                env!("CARGO_PKG_VERSION")
-            ))
-            .build()
-            .map_err(|e| {
-                CloudError::Other(format!("building the {} HTTP client: {e}", service.name))
-            })?;
-        Ok(Rest {
+    ) -> Self {
+        Rest {
             service,
             client,
             endpoint: endpoint.trim_end_matches('/').to_string(),
             tokens,
             retry,
             cancel,
-        })
+        }
     }
 
     /// `GET {endpoint}/{prefix}/{path}`.

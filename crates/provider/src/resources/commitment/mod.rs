@@ -4,7 +4,6 @@
 //! `connect` and `resource` beside.
 
 pub mod apply;
-pub mod connect;
 pub mod plan;
 pub mod resource;
 #[cfg(test)]
@@ -12,7 +11,6 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use gpu_core::cancel::Cancel;
 use gpu_core::commitment::CommitmentConfig;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{Schema, Type, Value};
@@ -27,20 +25,9 @@ pub struct Settings {
     pub allow_purchase: bool,
     /// `default_labels`: tags on every commitment, under its own `tags`.
     pub default_labels: BTreeMap<String, String>,
-    /// `aws.profile`.
-    pub aws_profile: Option<String>,
-    /// `aws.endpoints["ec2"]`.
-    pub ec2_endpoint: Option<String>,
-    /// `aws.max_retries`.
-    pub aws_max_retries: Option<u32>,
-    /// The provider's stop signal.
-    pub cancel: Cancel,
-    /// The process's AWS credential chains.
-    pub aws_configs: gpu_core::clouds::aws::ConfigCache,
-    /// The provider's `gcp` block (project, endpoint, access token).
-    pub gcp: crate::config::GcpConfig,
-    /// The provider's `azure` block (subscription, tenant, endpoint).
-    pub azure: crate::config::AzureConfig,
+    /// The clouds' sessions (credentials, endpoints, retries) with this operation's stop
+    /// signal.
+    pub clouds: crate::clouds::Clouds,
 }
 
 /// Attributes whose change would need a new purchase (compared by meaning).

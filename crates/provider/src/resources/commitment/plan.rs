@@ -23,7 +23,7 @@ use super::{FIXED, Settings, core_config, match_criteria, platform, tags};
 const MAX_TYPES_ASKED: usize = 4;
 
 /// Where offerings come from: the cloud's adapter for a region (a test's fake in tests).
-pub type OfferingSource<'a> = &'a dyn super::connect::Connector;
+pub type OfferingSource<'a> = &'a dyn gpu_core::seam::ConnectCommitments;
 
 /// Plans a create, an update (state only) or a destroy of a commitment.
 pub async fn plan(
@@ -335,7 +335,7 @@ async fn plan_create(
         },
         _ => None,
     };
-    if spec.kind.cloud() == Cloud::Azure && settings.azure.subscription_id.is_none() {
+    if spec.kind.cloud() == Cloud::Azure && settings.clouds.azure_subscription().is_none() {
         return respond(
             planned,
             Diagnostic::error(
@@ -412,7 +412,7 @@ async fn plan_create(
             (c, q, note)
         }
     };
-    if spec.kind.cloud() == Cloud::Gcp && settings.gcp.project.is_none() {
+    if spec.kind.cloud() == Cloud::Gcp && settings.clouds.gcp_project().is_none() {
         return respond(
             planned,
             Diagnostic::error(

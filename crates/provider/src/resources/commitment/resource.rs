@@ -10,9 +10,9 @@ use tfplugin::provider::{
 use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest};
 use tfplugin::{Diagnostics, Resource, Schema};
 
-use super::connect::Connector;
 use super::plan::text;
 use gpu_core::commitment::{CommitmentKind, Commitments};
+use gpu_core::seam::ConnectCommitments as _;
 use tfplugin::{Diagnostic, Value};
 
 /// The adapter of the commitment `v`'s cloud, or the diagnostic of why there is none.
@@ -26,6 +26,7 @@ async fn connect(
         .map_err(|e| Diagnostics::from(Diagnostic::error("Invalid kind", e.to_string())))?;
     let region = text(v, "region").trim().to_ascii_lowercase();
     settings
+        .clouds
         .commitments(cloud, &region)
         .await
         .map_err(|e| Diagnostic::error(format!("Cannot connect to {cloud}"), e.to_string()).into())
@@ -69,7 +70,13 @@ impl Resource for CommitmentResource {
 
     async fn plan(&self, request: PlanRequest) -> PlanResourceChangeResponse {
         let settings = self.provider.commitment_settings();
-        plan::plan(request.raw(), &settings, Catalog::embedded(), &settings).await
+        plan::plan(
+            request.raw(),
+            &settings,
+            Catalog::embedded(),
+            &settings.clouds,
+        )
+        .await
     }
 
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {

@@ -15,8 +15,8 @@ use gpu_core::time::unix_now;
 use tfplugin::Value;
 use tfplugin::provider::PlanResourceChangeRequest;
 
-use super::connect::Connector;
 use super::{Settings, apply, plan, schema};
+use gpu_core::seam::ConnectCommitments as Connector;
 
 #[derive(Default)]
 struct Cloud {

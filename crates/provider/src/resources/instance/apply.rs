@@ -13,9 +13,9 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
-use super::connect::Connector;
 use super::plan::{place_of, same_meaning, set};
 use super::{FIXED, Settings, core_config, labels, own_labels, text};
+use gpu_core::seam::ConnectInstances as Connector;
 
 fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
     ApplyResourceChangeResponse {

@@ -2,7 +2,6 @@
 //! raw inputs here; `plan`, `apply` (apply and read), `connect` and `resource` beside.
 
 pub mod apply;
-pub mod connect;
 pub mod import;
 pub mod plan;
 pub mod resource;
@@ -191,6 +190,6 @@ pub fn core_config(v: &Value, settings: &Settings) -> InstanceConfig {
             subnetwork: block_text(v, "gcp", "subnetwork"),
             service_account: block_text(v, "gcp", "service_account"),
         }),
-        default_gcp_project: settings.base.gcp.project.clone(),
+        default_gcp_project: settings.base.clouds.gcp_project().map(str::to_string),
     }
 }

@@ -12,9 +12,9 @@ use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
-use super::connect::{Connector, Place};
 use super::{FIXED, Settings, core_config, text};
 use crate::resources::commitment::plan::field_diagnostics;
+use gpu_core::seam::{ConnectInstances as Connector, Place};
 
 /// Computed attributes that describe one VM: unknown until it exists.
 pub const PER_VM: &[&str] = &["id", "vm_name", "instance_id", "disk_ids", "status"];
@@ -158,21 +158,27 @@ pub fn place_of(v: &Value, spec: Option<&InstanceSpec>, settings: &Settings) -> 
             .get_attr("gcp")
             .filter(|b| !b.is_null())
             .and_then(|b| text(b, "project"))
-            .or_else(|| settings.base.gcp.project.clone()),
+            .or_else(|| settings.base.clouds.gcp_project().map(str::to_string)),
     };
     Some(Place {
         cloud,
         region: spelling::region(Some(cloud), &text(v, "region")?),
-        project,
-        subscription: subscription_of(cloud, settings),
+        scope: scope_of(cloud, project, settings),
     })
 }
 
-/// The Azure subscription VMs live in: the provider's (none on other clouds).
-fn subscription_of(cloud: Cloud, settings: &Settings) -> Option<String> {
-    (cloud == Cloud::Azure)
-        .then(|| settings.base.azure.subscription_id.clone())
-        .flatten()
+/// The account scope VMs live in: the Google Cloud project, the provider's Azure
+/// subscription (none on AWS).
+fn scope_of(cloud: Cloud, project: Option<String>, settings: &Settings) -> Option<String> {
+    match cloud {
+        Cloud::Gcp => project,
+        Cloud::Azure => settings
+            .base
+            .clouds
+            .azure_subscription()
+            .map(str::to_string),
+        _ => None,
+    }
 }
 
 async fn plan_create(
@@ -269,7 +275,7 @@ async fn plan_create(
 
 /// The error of an Azure VM without the provider's `azure.subscription_id` to create it in.
 fn no_subscription(spec: &InstanceSpec, settings: &Settings) -> Option<Diagnostic> {
-    (spec.cloud == Cloud::Azure && settings.base.azure.subscription_id.is_none()).then(|| {
+    (spec.cloud == Cloud::Azure && settings.base.clouds.azure_subscription().is_none()).then(|| {
         Diagnostic::error(
             "Azure VMs need the provider's azure.subscription_id",
             "gpu_instance creates Azure VMs in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block.",
@@ -299,11 +305,14 @@ async fn default_image(
     let place = Place {
         cloud: spec.cloud,
         region: spec.region.clone(),
-        project: match &spec.class {
-            gpu_core::instance::InstanceClass::Gcp { project, .. } => Some(project.clone()),
-            _ => None,
-        },
-        subscription: subscription_of(spec.cloud, settings),
+        scope: scope_of(
+            spec.cloud,
+            match &spec.class {
+                gpu_core::instance::InstanceClass::Gcp { project, .. } => Some(project.clone()),
+                _ => None,
+            },
+            settings,
+        ),
     };
     let fail = |e: String| {
         Diagnostic::error(

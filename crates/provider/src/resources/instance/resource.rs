@@ -55,7 +55,13 @@ impl Resource for InstanceResource {
 
     async fn plan(&self, request: PlanRequest) -> PlanResourceChangeResponse {
         let settings = self.provider.instance_settings();
-        plan::plan(request.raw(), &settings, Catalog::embedded(), &settings).await
+        plan::plan(
+            request.raw(),
+            &settings,
+            Catalog::embedded(),
+            &settings.base.clouds,
+        )
+        .await
     }
 
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
@@ -68,14 +74,14 @@ impl Resource for InstanceResource {
             request.planned(),
             &settings,
             Catalog::embedded(),
-            &settings,
+            &settings.base.clouds,
         )
         .await
     }
 
     async fn read(&self, request: ReadRequest) -> ReadResourceResponse {
         let settings = self.provider.instance_settings();
-        let mut r = apply::read(request.current(), &settings, &settings).await;
+        let mut r = apply::read(request.current(), &settings, &settings.base.clouds).await;
         r.private = request.private().to_vec();
         r
     }
@@ -87,8 +93,8 @@ impl Resource for InstanceResource {
         match import::import_state(
             request.id(),
             &schema().value_type(),
-            settings.base.azure.subscription_id.as_deref(),
-            settings.base.gcp.project.as_deref(),
+            settings.base.clouds.azure_subscription(),
+            settings.base.clouds.gcp_project(),
         ) {
             Ok(state) => {
                 let mut r = imported(state);

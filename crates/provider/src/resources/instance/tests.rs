@@ -47,7 +47,13 @@ fn a_config_reads_into_the_core_config_with_the_provider_defaults() {
         ("gcp", Value::Null),
     ]);
     let mut settings = Settings::default();
-    settings.base.gcp.project = Some("proj".into());
+    settings.base.clouds = crate::clouds::Clouds::of(&crate::config::ProviderConfig {
+        gcp: Some(crate::config::GcpConfig {
+            project: Some("proj".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
     settings
         .base
         .default_labels
@@ -105,27 +111,32 @@ fn validation_names_each_bad_input_before_any_cloud_call() {
 
 #[tokio::test]
 async fn azure_vms_need_the_providers_subscription_and_reach_it() {
-    use super::connect::{Connector, Place};
     use gpu_core::offer::Cloud;
+    use gpu_core::seam::{ConnectInstances as _, Place};
     let place = Place {
         cloud: Cloud::Azure,
         region: "eastus".into(),
-        project: None,
-        subscription: None,
+        scope: None,
     };
     let mut settings = Settings::default();
-    let missing = settings.instances(&place).await.err().unwrap();
+    let missing = settings.base.clouds.instances(&place).await.err().unwrap();
     assert!(
         missing.to_string().contains("azure.subscription_id"),
         "{missing}"
     );
-    settings.base.azure.subscription_id = Some("6b1f0a52-3c9d-4e7a-8f21-9d0c4b7e5a13".into());
-    let vms = settings.instances(&place).await.unwrap();
+    settings.base.clouds = crate::clouds::Clouds::of(&crate::config::ProviderConfig {
+        azure: Some(crate::config::AzureConfig {
+            subscription_id: Some("6b1f0a52-3c9d-4e7a-8f21-9d0c4b7e5a13".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let vms = settings.base.clouds.instances(&place).await.unwrap();
     assert_eq!(vms.cloud(), Cloud::Azure);
     // A watcher's `azure:<subscription>` target names its own subscription.
     let other = Place {
-        subscription: Some("not-a-guid".into()),
+        scope: Some("not-a-guid".into()),
         ..place
     };
-    assert!(settings.instances(&other).await.is_err());
+    assert!(settings.base.clouds.instances(&other).await.is_err());
 }

@@ -12,9 +12,9 @@ use gpu_core::seam::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use tfplugin::provider::ApplyResourceChangeResponse;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
-use super::connect::connect;
 use super::desired::{self, Settings};
 use super::groups;
+use super::inputs::connect;
 use super::inputs::{self, text};
 use super::live_state::state_from_live;
 use super::plan::set;
@@ -145,7 +145,7 @@ async fn destroy(
         Ok(c) => c,
         Err(d) => return failed(prior.clone(), d),
     };
-    let cloud = super::connect::cloud_of(prior);
+    let cloud = super::inputs::cloud_of(prior);
     let live = match reconcile::read(api, &cluster, &all_names(prior, cloud, &name, &[])).await {
         Ok(l) => l,
         Err(e) => {
@@ -202,8 +202,8 @@ pub(super) fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[Strin
 /// The cluster of pool `v` as its cloud names it; refused (as validation would) when its
 /// cloud, region and `cluster` do not name one.
 pub(super) fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
-    let cloud = super::connect::cloud_of(v);
-    ClusterRef::parse(cloud, &super::connect::region_of(v), &text(v, "cluster")).map_err(|e| {
+    let cloud = super::inputs::cloud_of(v);
+    ClusterRef::parse(cloud, &super::inputs::region_of(v), &text(v, "cluster")).map_err(|e| {
         Diagnostic::error("Invalid cluster", format!("`cluster`: {e}"))
             .at(AttributePath::attr("cluster"))
             .into()

@@ -20,24 +20,11 @@ pub struct Settings {
     pub default_labels: BTreeMap<String, String>,
     /// `budget.max_monthly_usd`.
     pub max_monthly_usd: Option<f64>,
-    /// `aws.profile`.
-    pub aws_profile: Option<String>,
-    /// `aws.endpoints["eks"]`.
-    pub eks_endpoint: Option<String>,
-    /// `aws.endpoints["ec2"]`: launch templates of a floor on a capacity reservation.
-    pub ec2_endpoint: Option<String>,
-    /// `aws.max_retries`: retries of each EKS call (`None`: the policy's default).
-    pub aws_max_retries: Option<u32>,
-    /// The provider's stop signal: set by `StopProvider`, ends waits and retry pauses.
-    pub cancel: gpu_core::cancel::Cancel,
-    /// The process's AWS credential chains, shared by every operation.
-    pub aws_configs: gpu_core::clouds::aws::ConfigCache,
+    /// The clouds' sessions (credentials, endpoints, retries) with this operation's stop
+    /// signal.
+    pub clouds: crate::clouds::Clouds,
     /// `max_price_age`: which catalog prices count when instance types are chosen.
     pub max_price_age: Option<MaxPriceAge>,
-    /// The provider's `azure` block (endpoint, tenant, subscription).
-    pub azure: crate::config::AzureConfig,
-    /// The provider's `gcp` block (endpoint, project, access token).
-    pub gcp: crate::config::GcpConfig,
 }
 
 /// A pool, understood.

@@ -328,6 +328,31 @@ pub fn timeouts(v: &Value, d: &mut Diagnostics) -> Timeouts {
     }
 }
 
+/// The cloud of pool `v` (any spelling); aws when it names none (validation refuses that
+/// before any of these runs; a cloud without node groups is refused by
+/// [`crate::clouds::Clouds::node_groups`]).
+pub fn cloud_of(v: &Value) -> gpu_core::offer::Cloud {
+    gpu_core::pool::spelling::cloud(&text(v, "cloud")).unwrap_or(gpu_core::offer::Cloud::Aws)
+}
+
+/// The region of pool `v` as its cloud spells it (`US-EAST-1` → `us-east-1`): the AWS SDK
+/// signs requests for the region it is given, so a re-spelled one must not reach it.
+pub fn region_of(v: &Value) -> String {
+    gpu_core::pool::spelling::region(Some(cloud_of(v)), &text(v, "region"))
+}
+
+/// Connects to the node-pool API of pool `v`'s cloud with the provider's sessions; no
+/// call is made here.
+pub async fn connect(
+    settings: &super::Settings,
+    v: &Value,
+) -> Result<Box<dyn gpu_core::seam::NodeGroups>, tfplugin::Diagnostics> {
+    settings
+        .clouds
+        .node_groups(cloud_of(v), &region_of(v))
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -201,7 +201,7 @@ fn instance_types(
 ) {
     let Some(g) = spot.or(od) else { return };
     let prior = strings(s, "instance_types").unwrap_or_default();
-    let cloud = super::connect::cloud_of(s);
+    let cloud = super::inputs::cloud_of(s);
     if gpu_core::registry::node_group_rules(cloud).is_some_and(|t| t.machine_types_per_group == 1) {
         // One type per group (AKS, GKE): each group runs one of the chosen types, so the
         // choice stands while every live type is one of them.

@@ -3,7 +3,6 @@
 
 pub mod apply;
 pub mod cloud_blocks;
-pub mod connect;
 pub mod desired;
 pub mod groups;
 pub mod import;

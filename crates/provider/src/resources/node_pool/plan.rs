@@ -161,12 +161,12 @@ fn check_account(want: &Desired, settings: &Settings, d: &mut Diagnostics) {
     let (setting, configured, named) = match &cluster {
         gpu_core::seam::ClusterRef::Aks { subscription, .. } => (
             "azure.subscription_id",
-            settings.azure.subscription_id.as_deref(),
+            settings.clouds.azure_subscription(),
             subscription.as_str(),
         ),
         gpu_core::seam::ClusterRef::Gke { project, .. } => (
             "gcp.project",
-            settings.gcp.project.as_deref(),
+            settings.clouds.gcp_project(),
             project.as_str(),
         ),
         gpu_core::seam::ClusterRef::Eks { .. } => return,

@@ -9,9 +9,9 @@ use tfplugin::Value;
 use tfplugin::provider::ReadResourceResponse;
 
 use super::apply::{all_names, cloud_error, cluster_of, split_ownership};
-use super::connect::{cloud_of, connect};
 use super::desired::{self, Settings};
 use super::inputs::text;
+use super::inputs::{cloud_of, connect};
 use super::live_state::state_from_live;
 use super::plan::set;
 

@@ -433,7 +433,13 @@ fn an_azure_pool_plans_with_its_price_id_and_account_check() {
     assert!(cost.detail.contains("eastus"), "{}", cost.detail);
     // A cluster in another subscription than the provider's is refused on `cluster`.
     let mut other = settings();
-    other.azure.subscription_id = Some("11111111-2222-4333-8444-555555555555".into());
+    other.clouds = crate::clouds::Clouds::of(&crate::config::ProviderConfig {
+        azure: Some(crate::config::AzureConfig {
+            subscription_id: Some("11111111-2222-4333-8444-555555555555".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
     let p = plan(
         &PlanResourceChangeRequest {
             type_name: TYPE_NAME.into(),
@@ -804,7 +810,7 @@ async fn a_change_refused_as_busy_is_sent_again_and_the_apply_warns_how_long_it_
 #[tokio::test]
 async fn a_cloud_without_node_groups_is_refused_never_sent_to_another() {
     let v = with(config(), "cloud", Value::string("cudo"));
-    let Err(d) = super::connect::connect(&settings(), &v).await else {
+    let Err(d) = super::inputs::connect(&settings(), &v).await else {
         panic!("cudo has no node groups here");
     };
     let e = &d.0[0];

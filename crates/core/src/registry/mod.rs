@@ -1,7 +1,10 @@
 //! The registry of cloud drivers: which driver serves a [`Cloud`]. The one place in core,
 //! besides the drivers themselves (`crate::clouds`), that names them; a cloud without a
 //! driver for something (a neocloud without managed Kubernetes) answers `None`, never
-//! another cloud's.
+//! another cloud's. [`sessions`] makes each cloud's clients for the life of a process.
+
+#[cfg(all(feature = "aws", feature = "azure", feature = "gcp"))]
+pub mod sessions;
 
 use crate::clouds::{aws, azure, gcp};
 use crate::model::NodeClass;

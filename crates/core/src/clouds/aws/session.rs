@@ -1,0 +1,100 @@
+//! AWS for the life of a process: the settings every AWS client shares ([`AwsSettings`])
+//! and the session that loads the usual credential chain once per region and profile
+//! ([`AwsSession`], over [`ConfigCache`]), from which EKS and EC2 clients are made per
+//! operation, each with that operation's stop signal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::commitments::{Ec2Commitments, Ec2Tuning};
+use super::config_cache::{ConfigCache, ConfigKey};
+use super::eks::Eks;
+use super::instances::Ec2Instances;
+use crate::cancel::Cancel;
+use crate::retry::RetryPolicy;
+use crate::seam::poll::Backoff;
+
+/// How to reach AWS; every field is optional and defaults to the usual AWS chain.
+#[derive(Debug, Clone, Default)]
+pub struct AwsSettings {
+    /// Named profile of the shared config files (`aws.profile`).
+    pub profile: Option<String>,
+    /// EKS endpoint override, e.g. an emulator at `http://127.0.0.1:5000`.
+    pub eks_endpoint: Option<String>,
+    /// EC2 endpoint override (instances, commitments, launch templates of groups on a
+    /// capacity reservation).
+    pub ec2_endpoint: Option<String>,
+    /// Poll schedule of node group waits (default 5 s doubling to 30 s).
+    pub backoff: Option<Backoff>,
+    /// Retries of each call (default [`RetryPolicy::default`]).
+    pub retry: Option<RetryPolicy>,
+    /// Longest one HTTP attempt may take before it is abandoned and retried (default 30 s).
+    pub attempt_timeout: Option<Duration>,
+}
+
+/// The loaded credential chains, shared by every client the session makes; clones
+/// share them.
+#[derive(Debug, Clone, Default)]
+pub struct AwsSession {
+    settings: Arc<AwsSettings>,
+    configs: ConfigCache,
+}
+
+impl AwsSession {
+    /// A session of `settings`; nothing is loaded yet.
+    pub fn new(settings: AwsSettings) -> Self {
+        AwsSession {
+            settings: Arc::new(settings),
+            configs: ConfigCache::new(),
+        }
+    }
+
+    /// The settings the session was made with.
+    pub fn settings(&self) -> &AwsSettings {
+        &self.settings
+    }
+
+    /// The SDK configuration of `region` with the settings' profile, loaded on first use.
+    pub async fn sdk_config(&self, region: Option<&str>) -> aws_config::SdkConfig {
+        self.configs
+            .get(&ConfigKey {
+                region: region.map(str::to_string),
+                profile: self.settings.profile.clone(),
+            })
+            .await
+    }
+
+    /// How many credential chains have been loaded (for tests and logs).
+    pub fn loaded(&self) -> usize {
+        self.configs.loaded()
+    }
+
+    /// The EKS node group client of `region`; `cancel` ends its waits and retry pauses.
+    pub async fn eks(&self, region: &str, cancel: &Cancel) -> Eks {
+        let sdk = self.sdk_config(Some(region)).await;
+        Eks::from_sdk_config(&sdk, &self.settings, Some(region), cancel)
+    }
+
+    /// The EC2 VM client of `region`.
+    pub async fn ec2_instances(&self, region: &str, cancel: &Cancel) -> Ec2Instances {
+        let sdk = self.sdk_config(Some(region)).await;
+        Ec2Instances::new(&sdk, region, self.tuning(cancel))
+    }
+
+    /// The EC2 commitment client (capacity blocks and reservations), with the chain of
+    /// `region`.
+    pub async fn ec2_commitments(&self, region: &str, cancel: &Cancel) -> Ec2Commitments {
+        let sdk = self.sdk_config(Some(region)).await;
+        Ec2Commitments::new(sdk, self.tuning(cancel))
+    }
+
+    /// The EC2 call settings with `cancel`.
+    fn tuning(&self, cancel: &Cancel) -> Ec2Tuning {
+        Ec2Tuning {
+            endpoint_url: self.settings.ec2_endpoint.clone(),
+            retry: self.settings.retry,
+            attempt_timeout: self.settings.attempt_timeout,
+            cancel: cancel.clone(),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Google Cloud for the life of a process: the settings every Google client shares
+//! ([`GcpSettings`]) and the session that resolves the credentials once and keeps one
+//! HTTP connection pool ([`GcpSession`]), from which GKE and Compute Engine clients are
+//! made per operation, each with that operation's stop signal.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::auth::{AccessToken, TokenSource};
+use super::commitments::ComputeCommitments;
+use super::gke::Gke;
+use super::instances::ComputeInstances;
+use super::rest;
+use crate::cancel::Cancel;
+use crate::retry::RetryPolicy;
+use crate::seam::CloudError;
+use crate::seam::poll::Backoff;
+
+/// How to reach Google Cloud; every field is optional.
+#[derive(Debug, Clone, Default)]
+pub struct GcpSettings {
+    /// The project commitments are bought in (the provider's `gcp.project`).
+    pub project: Option<String>,
+    /// Base URL of every Google API called (default each API's public endpoint), for
+    /// emulators and private endpoints.
+    pub endpoint: Option<String>,
+    /// An OAuth access token to use as is (else `GOOGLE_OAUTH_ACCESS_TOKEN`, else
+    /// Application Default Credentials).
+    pub access_token: Option<AccessToken>,
+    /// Poll schedule of waits (default 5 s doubling to 30 s).
+    pub backoff: Option<Backoff>,
+    /// Retries of each call (default [`RetryPolicy::default`]).
+    pub retry: Option<RetryPolicy>,
+    /// Longest one HTTP attempt may take (default 30 s).
+    pub attempt_timeout: Option<Duration>,
+    /// Longest wait for one operation (default 30 min for GKE, 20 min for Compute Engine).
+    pub operation_timeout: Option<Duration>,
+}
+
+/// Google credentials and an HTTP client, made on first use and shared by every client
+/// the session makes; clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct GcpSession {
+    settings: Arc<GcpSettings>,
+    shared: Arc<Mutex<Option<(TokenSource, reqwest::Client)>>>,
+}
+
+impl GcpSession {
+    /// A session of `settings`; nothing is resolved or called yet.
+    pub fn new(settings: GcpSettings) -> Self {
+        GcpSession {
+            settings: Arc::new(settings),
+            shared: Arc::default(),
+        }
+    }
+
+    /// The settings the session was made with.
+    pub fn settings(&self) -> &GcpSettings {
+        &self.settings
+    }
+
+    /// The token source and HTTP client, resolved on the first call ([`TokenSource::resolve`]).
+    fn shared(&self) -> Result<(TokenSource, reqwest::Client), CloudError> {
+        let mut slot = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let tokens = TokenSource::resolve(self.settings.access_token.as_ref())?;
+        let http = rest::http_client(self.attempt_timeout())?;
+        *slot = Some((tokens.clone(), http.clone()));
+        Ok((tokens, http))
+    }
+
+    /// The attempt timeout of every call.
+    fn attempt_timeout(&self) -> Duration {
+        self.settings
+            .attempt_timeout
+            .unwrap_or(Duration::from_secs(30))
+    }
+
+    /// A client of `service` at the settings' endpoint (or `default_endpoint`).
+    fn rest(
+        &self,
+        service: rest::Service,
+        default_endpoint: &str,
+        cancel: &Cancel,
+    ) -> Result<rest::Rest, CloudError> {
+        let (tokens, http) = self.shared()?;
+        Ok(rest::Rest::with_client(
+            service,
+            self.settings
+                .endpoint
+                .as_deref()
+                .unwrap_or(default_endpoint),
+            tokens,
+            http,
+            self.settings.retry.unwrap_or_default(),
+            cancel.clone(),
+        ))
+    }
+
+    /// The GKE node pool client; `cancel` ends its waits and retry pauses early.
+    pub fn gke(&self, cancel: &Cancel) -> Result<Gke, CloudError> {
+        let rest = self.rest(rest::GKE, rest::DEFAULT_ENDPOINT, cancel)?;
+        Ok(Gke::new(
+            rest,
+            self.settings.backoff.unwrap_or_default(),
+            self.settings
+                .operation_timeout
+                .unwrap_or(Duration::from_secs(30 * 60)),
+            cancel,
+        ))
+    }
+
+    /// Compute Engine commitments of `project`.
+    pub fn compute_commitments(
+        &self,
+        project: &str,
+        cancel: &Cancel,
+    ) -> Result<ComputeCommitments, CloudError> {
+        let project = ComputeCommitments::checked_project(project)?;
+        let rest = self.rest(rest::COMPUTE, rest::COMPUTE_ENDPOINT, cancel)?;
+        Ok(ComputeCommitments::new(
+            rest,
+            project,
+            self.settings.backoff.unwrap_or_default(),
+            self.settings
+                .operation_timeout
+                .unwrap_or(Duration::from_secs(20 * 60)),
+            cancel,
+        ))
+    }
+
+    /// Compute Engine VMs of `project`.
+    pub fn compute_instances(
+        &self,
+        project: &str,
+        cancel: &Cancel,
+    ) -> Result<ComputeInstances, CloudError> {
+        Ok(ComputeInstances::new(
+            self.compute_commitments(project, cancel)?,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_share_the_resolved_credentials_and_never_print_the_token() {
+        let session = GcpSession::new(GcpSettings {
+            access_token: Some(AccessToken::new("ya29.SECRET-value")),
+            ..Default::default()
+        });
+        let cancel = Cancel::new();
+        session.gke(&cancel).unwrap();
+        session.compute_instances("my-project", &cancel).unwrap();
+        assert!(session.shared.lock().unwrap().is_some());
+        let clone = session.clone();
+        assert!(Arc::ptr_eq(&clone.shared, &session.shared));
+        assert!(!format!("{session:?}").contains("SECRET"));
+        let bad = session.compute_commitments("Not A Project", &cancel);
+        assert!(matches!(bad, Err(CloudError::Invalid(_))), "{bad:?}");
+    }
+}
