@@ -1144,4 +1144,238 @@ mod tests {
             .into_inner();
         assert!(schema.data_source_schemas.contains_key("t_echo"));
     }
+
+    /// The exact texts of `(summary, detail)` of every diagnostic in `ds`.
+    fn texts(ds: &[pb::Diagnostic]) -> Vec<(String, String)> {
+        ds.iter()
+            .map(|d| (d.summary.clone(), d.detail.clone()))
+            .collect()
+    }
+
+    /// The one error diagnostic a feature-less RPC answers with, as `(summary, detail)`.
+    fn refusal(kind: &str, name: &str) -> Vec<(String, String)> {
+        vec![(
+            format!("Unsupported {kind}"),
+            format!("This provider has no {kind} named `{name}`."),
+        )]
+    }
+
+    /// Feature-less RPCs answer with today's exact diagnostic texts and nothing else set.
+    #[tokio::test]
+    async fn unsupported_rpcs_keep_their_texts() {
+        let s = svc();
+        let e = s
+            .validate_ephemeral_resource_config(Request::new(
+                pb::validate_ephemeral_resource_config::Request {
+                    type_name: "t_eph".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            texts(&e.diagnostics),
+            refusal("ephemeral resource type", "t_eph")
+        );
+        let w = s
+            .lock_state(Request::new(pb::lock_state::Request {
+                type_name: "t_store".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(texts(&w.diagnostics), refusal("state store", "t_store"));
+        assert!(w.lock_id.is_empty());
+        let a = s
+            .validate_action_config(Request::new(pb::validate_action_config::Request {
+                type_name: "t_act".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(texts(&a.diagnostics), refusal("action", "t_act"));
+        let l = s
+            .validate_list_resource_config(Request::new(
+                pb::validate_list_resource_config::Request {
+                    type_name: "t_list".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            texts(&l.diagnostics),
+            refusal("list resource type", "t_list")
+        );
+        let g = s
+            .generate_resource_config(Request::new(pb::generate_resource_config::Request {
+                type_name: "t_thing".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(g.config.is_none());
+        assert_eq!(
+            texts(&g.diagnostics),
+            vec![(
+                "Generating configuration is not supported for t_thing".to_string(),
+                "This provider does not implement Generating configuration for `t_thing`."
+                    .to_string()
+            )]
+        );
+        let i = s
+            .upgrade_resource_identity(Request::new(pb::upgrade_resource_identity::Request {
+                type_name: "t_thing".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(i.upgraded_identity.is_none());
+        assert_eq!(
+            errors(&i.diagnostics),
+            vec![
+                "Resource identity is not supported for t_thing: This provider does not implement Resource identity for `t_thing`."
+            ]
+        );
+    }
+
+    /// Feature-less streaming RPCs yield exactly one event carrying the error.
+    #[tokio::test]
+    async fn streaming_rpcs_without_features_yield_one_error_event() {
+        use futures_util::StreamExt as _;
+        let s = svc();
+        let list: Vec<_> = s
+            .list_resource(Request::new(pb::list_resource::Request {
+                type_name: "t_list".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .collect()
+            .await;
+        assert_eq!(list.len(), 1);
+        let event = list.into_iter().next().unwrap().unwrap();
+        assert_eq!(
+            texts(&event.diagnostic),
+            refusal("list resource type", "t_list")
+        );
+        assert!(event.resource_object.is_none() && event.display_name.is_empty());
+        let chunks: Vec<_> = s
+            .read_state_bytes(Request::new(pb::read_state_bytes::Request {
+                type_name: "t_store".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .collect()
+            .await;
+        assert_eq!(chunks.len(), 1);
+        let chunk = chunks.into_iter().next().unwrap().unwrap();
+        assert_eq!(texts(&chunk.diagnostics), refusal("state store", "t_store"));
+        assert!(chunk.bytes.is_empty());
+        let events: Vec<_> = s
+            .invoke_action(Request::new(pb::invoke_action::Request {
+                action_type: "t_act".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .collect()
+            .await;
+        assert_eq!(events.len(), 1);
+        match events.into_iter().next().unwrap().unwrap().r#type {
+            Some(pb::invoke_action::event::Type::Completed(c)) => {
+                assert_eq!(texts(&c.diagnostics), refusal("action", "t_act"));
+            }
+            other => panic!("expected a completed event, got {other:?}"),
+        }
+    }
+
+    /// A read that fails before the provider runs keeps Terraform's state and private data.
+    #[tokio::test]
+    async fn a_failed_read_hands_back_the_current_state_and_private() {
+        let current = pb::DynamicValue {
+            msgpack: vec![0xc0],
+            json: vec![],
+        };
+        let r = svc()
+            .read_resource(Request::new(pb::read_resource::Request {
+                type_name: "t_nope".into(),
+                current_state: Some(current.clone()),
+                private: b"p".to_vec(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.new_state, Some(current));
+        assert_eq!(r.private, b"p".to_vec());
+        assert_eq!(texts(&r.diagnostics), refusal("resource type", "t_nope"));
+    }
+
+    /// An apply that cannot decode its request changed nothing: the prior state comes back.
+    #[tokio::test]
+    async fn a_malformed_apply_hands_back_the_prior_state() {
+        let prior = pb::DynamicValue {
+            msgpack: vec![0x82, 0xa4, b'n'],
+            json: vec![],
+        };
+        let r = svc()
+            .apply_resource_change(Request::new(pb::apply_resource_change::Request {
+                type_name: "t_thing".into(),
+                prior_state: Some(prior.clone()),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.new_state, Some(prior));
+        assert!(errors(&r.diagnostics)[0].starts_with("Malformed prior state from Terraform"));
+    }
+
+    /// Unknown type names are error diagnostics, and no state is sent back.
+    #[tokio::test]
+    async fn unknown_types_fail_upgrade_validate_and_move_without_state() {
+        let s = svc();
+        let u = s
+            .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+                type_name: "t_nope".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(u.upgraded_state.is_none());
+        assert_eq!(texts(&u.diagnostics), refusal("resource type", "t_nope"));
+        let d = s
+            .validate_data_resource_config(Request::new(
+                pb::validate_data_resource_config::Request {
+                    type_name: "t_nope".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(texts(&d.diagnostics), refusal("data source", "t_nope"));
+        let m = s
+            .move_resource_state(Request::new(pb::move_resource_state::Request {
+                target_type_name: "t_nope".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(m.target_state.is_none());
+        assert_eq!(texts(&m.diagnostics), refusal("resource type", "t_nope"));
+    }
 }
