@@ -2,6 +2,7 @@
 //! schemas, calls the matching [`Provider`] method, and encodes the answer. RPCs the
 //! provider has nothing for (ephemeral resources, list resources, state stores, actions,
 //! functions it does not have) answer with an error, never a transport error or a panic.
+//! Every decoding RPC goes through `answer`; every feature-less one through `unsupported`.
 
 use super::convert::{self, decode, encode};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -9,7 +10,7 @@ use crate::proto::tfplugin6 as pb;
 use crate::proto::tfplugin6::provider_server::Provider as ProviderRpc;
 use crate::provider::{self as p, Provider, ProviderSchemas};
 use crate::schema::Schema;
-use crate::value::Value;
+use crate::value::{Type, Value};
 use futures_util::FutureExt as _;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -17,7 +18,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
+/// What every unary RPC returns.
 type Reply<T> = Result<Response<T>, Status>;
+/// What every streaming RPC streams.
 type EventStream<T> = Pin<Box<dyn futures_util::Stream<Item = Result<T, Status>> + Send>>;
 
 /// The gRPC face of a [`Provider`].
@@ -47,6 +50,7 @@ fn capabilities<P: Provider>(provider: &P) -> pb::ServerCapabilities {
     }
 }
 
+/// The client's capabilities in our form (none when Terraform sent none).
 fn client_caps(c: Option<&pb::ClientCapabilities>) -> p::ClientCapabilities {
     c.map(|c| p::ClientCapabilities {
         deferral_allowed: c.deferral_allowed,
@@ -71,20 +75,136 @@ async fn guarded<T>(what: &str, fut: impl Future<Output = T>) -> Result<T, Diagn
     })
 }
 
+/// Our diagnostics in protocol form.
 fn diags(d: impl Into<Diagnostics>) -> Vec<pb::Diagnostic> {
     convert::diagnostics(&d.into())
 }
 
-fn not_offered(kind: &str, name: &str) -> Vec<pb::Diagnostic> {
-    diags(Diagnostic::error(
+/// The error for a type name (or feature) of `kind` this provider does not have.
+fn not_offered(kind: &str, name: &str) -> Diagnostic {
+    Diagnostic::error(
         format!("Unsupported {kind}"),
         format!("This provider has no {kind} named `{name}`."),
-    ))
+    )
 }
 
-fn meta(dv: Option<&pb::DynamicValue>, schema: Option<&Schema>) -> Option<Value> {
-    let schema = schema?;
-    decode(dv, &schema.value_type(), "provider_meta").ok()
+/// `v` encoded as `what`, unless the provider reported errors: then Terraform gets no value.
+fn unless_errors(
+    d: &Diagnostics,
+    v: &Value,
+    ty: &Type,
+    what: &str,
+) -> Result<Option<pb::DynamicValue>, Diagnostic> {
+    (!d.has_errors()).then(|| encode(v, ty, what)).transpose()
+}
+
+/// Diagnostics that end an RPC early; [`answer`] hands them to Terraform on the fallback.
+struct Failed(Vec<pb::Diagnostic>);
+
+impl From<Diagnostic> for Failed {
+    /// One error (unknown type, malformed value, provider panic) ends the RPC.
+    fn from(d: Diagnostic) -> Self {
+        Failed(diags(d))
+    }
+}
+
+impl From<Diagnostics> for Failed {
+    /// The provider's own refusal ends the RPC.
+    fn from(d: Diagnostics) -> Self {
+        Failed(diags(d))
+    }
+}
+
+/// A protocol response (or stream event) that carries diagnostics.
+trait Answer: Default {
+    /// Sets the diagnostics Terraform will read.
+    fn set_diagnostics(&mut self, d: Vec<pb::Diagnostic>);
+
+    /// `self` carrying `d`.
+    fn carrying(mut self, d: Vec<pb::Diagnostic>) -> Self {
+        self.set_diagnostics(d);
+        self
+    }
+}
+
+/// Implements [`Answer`] for the `Response` of each listed protocol module.
+macro_rules! answers {
+    ($($rpc:ident),* $(,)?) => {$(
+        impl Answer for pb::$rpc::Response {
+            fn set_diagnostics(&mut self, d: Vec<pb::Diagnostic>) {
+                self.diagnostics = d;
+            }
+        }
+    )*};
+}
+
+answers!(
+    validate_provider_config,
+    validate_resource_config,
+    validate_data_resource_config,
+    upgrade_resource_state,
+    upgrade_resource_identity,
+    configure_provider,
+    read_resource,
+    plan_resource_change,
+    apply_resource_change,
+    import_resource_state,
+    move_resource_state,
+    read_data_source,
+    generate_resource_config,
+    validate_ephemeral_resource_config,
+    open_ephemeral_resource,
+    renew_ephemeral_resource,
+    close_ephemeral_resource,
+    validate_list_resource_config,
+    validate_state_store,
+    configure_state_store,
+    read_state_bytes,
+    write_state_bytes,
+    lock_state,
+    unlock_state,
+    get_states,
+    delete_state,
+    plan_action,
+    validate_action_config,
+);
+
+impl Answer for pb::list_resource::Event {
+    /// A list event names its diagnostics `diagnostic`.
+    fn set_diagnostics(&mut self, d: Vec<pb::Diagnostic>) {
+        self.diagnostic = d;
+    }
+}
+
+impl Answer for pb::invoke_action::Event {
+    /// An action event carrying diagnostics is its `Completed` event.
+    fn set_diagnostics(&mut self, diagnostics: Vec<pb::Diagnostic>) {
+        use pb::invoke_action::event;
+        self.r#type = Some(event::Type::Completed(event::Completed { diagnostics }));
+    }
+}
+
+/// The one decode → call → encode path: `body` decodes the request, calls the provider
+/// through [`guarded`] and encodes its result; whatever stops it (unknown type, malformed
+/// value, panic, value off its schema) is answered as `fallback` carrying the diagnostics.
+async fn answer<R: Answer>(fallback: R, body: impl Future<Output = Result<R, Failed>>) -> Reply<R> {
+    Ok(Response::new(match body.await {
+        Ok(r) => r,
+        Err(Failed(d)) => fallback.carrying(d),
+    }))
+}
+
+/// The answer of an RPC this provider implements nothing for: only the error `d`.
+fn unsupported<R: Answer>(d: Diagnostic) -> Reply<R> {
+    Ok(Response::new(R::default().carrying(diags(d))))
+}
+
+/// [`unsupported`] for a streaming RPC: a stream of that one answer.
+fn unsupported_stream<R: Answer + Send + 'static>(d: Diagnostic) -> Reply<EventStream<R>> {
+    let only = R::default().carrying(diags(d));
+    Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
+        only,
+    )]))))
 }
 
 impl<P: Provider> ProviderService<P> {
@@ -115,51 +235,27 @@ impl<P: Provider> ProviderService<P> {
         }
     }
 
-    fn resource(&self, type_name: &str) -> Result<&Schema, Vec<pb::Diagnostic>> {
+    /// The schema of resource type `type_name`, or the error that ends the RPC.
+    fn resource(&self, type_name: &str) -> Result<&Schema, Failed> {
         self.schemas
             .resources
             .get(type_name)
-            .ok_or_else(|| not_offered("resource type", type_name))
+            .ok_or_else(|| not_offered("resource type", type_name).into())
     }
 
-    fn data_source(&self, type_name: &str) -> Result<&Schema, Vec<pb::Diagnostic>> {
+    /// The schema of data source `type_name`, or the error that ends the RPC.
+    fn data_source(&self, type_name: &str) -> Result<&Schema, Failed> {
         self.schemas
             .data_sources
             .get(type_name)
-            .ok_or_else(|| not_offered("data source", type_name))
+            .ok_or_else(|| not_offered("data source", type_name).into())
     }
-}
 
-macro_rules! try_diag {
-    ($e:expr, $resp:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(d) => {
-                let mut r = $resp;
-                r.diagnostics = d.into_iter().map(|x| x.into_pb()).collect();
-                return Ok(Response::new(r));
-            }
-        }
-    };
-}
-
-/// Conversion of either one diagnostic or a protocol list into protocol diagnostics.
-trait IntoPb {
-    fn into_pb(self) -> pb::Diagnostic;
-}
-impl IntoPb for pb::Diagnostic {
-    fn into_pb(self) -> pb::Diagnostic {
-        self
+    /// The decoded `provider_meta`, if the provider has a schema for it and it decodes.
+    fn meta(&self, dv: Option<&pb::DynamicValue>) -> Option<Value> {
+        let schema = self.schemas.provider_meta.as_ref()?;
+        decode(dv, &schema.value_type(), "provider_meta").ok()
     }
-}
-impl IntoPb for Diagnostic {
-    fn into_pb(self) -> pb::Diagnostic {
-        convert::diagnostic(&self)
-    }
-}
-
-fn one(d: Diagnostic) -> Vec<Diagnostic> {
-    vec![d]
 }
 
 #[tonic::async_trait]
@@ -203,24 +299,16 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::validate_provider_config::Request>,
     ) -> Reply<pb::validate_provider_config::Response> {
         let req = req.into_inner();
-        let empty = pb::validate_provider_config::Response::default();
-        let ty = self.schemas.provider.value_type();
-        let config = try_diag!(
-            decode(req.config.as_ref(), &ty, "provider configuration").map_err(one),
-            empty
-        );
-        let d = try_diag!(
-            guarded(
-                "ValidateProviderConfig",
-                self.provider.validate_provider_config(&config)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        Ok(Response::new(pb::validate_provider_config::Response {
-            diagnostics: diags(d),
-        }))
+        answer(Default::default(), async move {
+            let ty = self.schemas.provider.value_type();
+            let config = decode(req.config.as_ref(), &ty, "provider configuration")?;
+            let call = self.provider.validate_provider_config(&config);
+            let d = guarded("ValidateProviderConfig", call).await?;
+            Ok(pb::validate_provider_config::Response {
+                diagnostics: diags(d),
+            })
+        })
+        .await
     }
 
     async fn validate_resource_config(
@@ -228,30 +316,18 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::validate_resource_config::Request>,
     ) -> Reply<pb::validate_resource_config::Response> {
         let req = req.into_inner();
-        let empty = pb::validate_resource_config::Response::default();
-        let schema = try_diag!(self.resource(&req.type_name), empty);
-        let config = try_diag!(
-            decode(
-                req.config.as_ref(),
-                &schema.value_type(),
-                "resource configuration"
-            )
-            .map_err(one),
-            empty
-        );
-        let d = try_diag!(
-            guarded(
-                "ValidateResourceConfig",
-                self.provider
-                    .validate_resource_config(&req.type_name, &config)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        Ok(Response::new(pb::validate_resource_config::Response {
-            diagnostics: diags(d),
-        }))
+        answer(Default::default(), async move {
+            let ty = self.resource(&req.type_name)?.value_type();
+            let config = decode(req.config.as_ref(), &ty, "resource configuration")?;
+            let call = self
+                .provider
+                .validate_resource_config(&req.type_name, &config);
+            let d = guarded("ValidateResourceConfig", call).await?;
+            Ok(pb::validate_resource_config::Response {
+                diagnostics: diags(d),
+            })
+        })
+        .await
     }
 
     async fn validate_data_resource_config(
@@ -259,30 +335,18 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::validate_data_resource_config::Request>,
     ) -> Reply<pb::validate_data_resource_config::Response> {
         let req = req.into_inner();
-        let empty = pb::validate_data_resource_config::Response::default();
-        let schema = try_diag!(self.data_source(&req.type_name), empty);
-        let config = try_diag!(
-            decode(
-                req.config.as_ref(),
-                &schema.value_type(),
-                "data source configuration"
-            )
-            .map_err(one),
-            empty
-        );
-        let d = try_diag!(
-            guarded(
-                "ValidateDataResourceConfig",
-                self.provider
-                    .validate_data_resource_config(&req.type_name, &config)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        Ok(Response::new(pb::validate_data_resource_config::Response {
-            diagnostics: diags(d),
-        }))
+        answer(Default::default(), async move {
+            let ty = self.data_source(&req.type_name)?.value_type();
+            let config = decode(req.config.as_ref(), &ty, "data source configuration")?;
+            let call = self
+                .provider
+                .validate_data_resource_config(&req.type_name, &config);
+            let d = guarded("ValidateDataResourceConfig", call).await?;
+            Ok(pb::validate_data_resource_config::Response {
+                diagnostics: diags(d),
+            })
+        })
+        .await
     }
 
     async fn upgrade_resource_state(
@@ -290,33 +354,24 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::upgrade_resource_state::Request>,
     ) -> Reply<pb::upgrade_resource_state::Response> {
         let req = req.into_inner();
-        let empty = pb::upgrade_resource_state::Response::default();
-        let schema = try_diag!(self.resource(&req.type_name), empty);
-        let raw = req.raw_state.unwrap_or_default();
-        let request = p::UpgradeResourceStateRequest {
-            type_name: req.type_name.clone(),
-            version: req.version,
-            raw_json: (!raw.json.is_empty()).then_some(raw.json),
-            raw_flatmap: raw.flatmap.into_iter().collect(),
-        };
-        let result = try_diag!(
-            guarded(
-                "UpgradeResourceState",
-                self.provider.upgrade_resource_state(request, schema)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        let state = try_diag!(result.map_err(|d| d.0), empty);
-        let upgraded = try_diag!(
-            encode(&state, &schema.value_type(), "upgraded state").map_err(one),
-            empty
-        );
-        Ok(Response::new(pb::upgrade_resource_state::Response {
-            upgraded_state: Some(upgraded),
-            diagnostics: vec![],
-        }))
+        answer(Default::default(), async move {
+            let schema = self.resource(&req.type_name)?;
+            let raw = req.raw_state.unwrap_or_default();
+            let request = p::UpgradeResourceStateRequest {
+                type_name: req.type_name.clone(),
+                version: req.version,
+                raw_json: (!raw.json.is_empty()).then_some(raw.json),
+                raw_flatmap: raw.flatmap.into_iter().collect(),
+            };
+            let call = self.provider.upgrade_resource_state(request, schema);
+            let state = guarded("UpgradeResourceState", call).await??;
+            let upgraded = encode(&state, &schema.value_type(), "upgraded state")?;
+            Ok(pb::upgrade_resource_state::Response {
+                upgraded_state: Some(upgraded),
+                diagnostics: vec![],
+            })
+        })
+        .await
     }
 
     async fn get_resource_identity_schemas(
@@ -330,13 +385,8 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::upgrade_resource_identity::Request>,
     ) -> Reply<pb::upgrade_resource_identity::Response> {
-        Ok(Response::new(pb::upgrade_resource_identity::Response {
-            upgraded_identity: None,
-            diagnostics: diags(p::unsupported(
-                "Resource identity",
-                &req.into_inner().type_name,
-            )),
-        }))
+        let type_name = req.into_inner().type_name;
+        unsupported(p::unsupported("Resource identity", &type_name))
     }
 
     async fn configure_provider(
@@ -344,29 +394,23 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::configure_provider::Request>,
     ) -> Reply<pb::configure_provider::Response> {
         let req = req.into_inner();
-        let empty = pb::configure_provider::Response::default();
-        let ty = self.schemas.provider.value_type();
-        let config = try_diag!(
-            decode(req.config.as_ref(), &ty, "provider configuration").map_err(one),
-            empty
-        );
-        let request = p::ConfigureProviderRequest {
-            terraform_version: req.terraform_version,
-            config,
-            client_capabilities: client_caps(req.client_capabilities.as_ref()),
-        };
-        let d = try_diag!(
-            guarded(
+        answer(Default::default(), async move {
+            let ty = self.schemas.provider.value_type();
+            let request = p::ConfigureProviderRequest {
+                config: decode(req.config.as_ref(), &ty, "provider configuration")?,
+                terraform_version: req.terraform_version,
+                client_capabilities: client_caps(req.client_capabilities.as_ref()),
+            };
+            let d = guarded(
                 "ConfigureProvider",
-                self.provider.configure_provider(request)
+                self.provider.configure_provider(request),
             )
-            .await
-            .map_err(one),
-            empty
-        );
-        Ok(Response::new(pb::configure_provider::Response {
-            diagnostics: diags(d),
-        }))
+            .await?;
+            Ok(pb::configure_provider::Response {
+                diagnostics: diags(d),
+            })
+        })
+        .await
     }
 
     async fn read_resource(
@@ -374,39 +418,28 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::read_resource::Request>,
     ) -> Reply<pb::read_resource::Response> {
         let req = req.into_inner();
-        let empty = pb::read_resource::Response {
+        let fallback = pb::read_resource::Response {
             new_state: req.current_state.clone(),
             private: req.private.clone(),
             ..Default::default()
         };
-        let schema = try_diag!(self.resource(&req.type_name), empty);
-        let ty = schema.value_type();
-        let current_state = try_diag!(
-            decode(req.current_state.as_ref(), &ty, "state").map_err(one),
-            empty
-        );
-        let request = p::ReadResourceRequest {
-            type_name: req.type_name.clone(),
-            current_state,
-            private: req.private.clone(),
-            provider_meta: meta(
-                req.provider_meta.as_ref(),
-                self.schemas.provider_meta.as_ref(),
-            ),
-        };
-        let r = try_diag!(
-            guarded("ReadResource", self.provider.read_resource(request))
-                .await
-                .map_err(one),
-            empty
-        );
-        let new_state = try_diag!(encode(&r.new_state, &ty, "state").map_err(one), empty);
-        Ok(Response::new(pb::read_resource::Response {
-            new_state: Some(new_state),
-            diagnostics: diags(r.diagnostics),
-            private: r.private,
-            ..Default::default()
-        }))
+        answer(fallback, async move {
+            let ty = self.resource(&req.type_name)?.value_type();
+            let request = p::ReadResourceRequest {
+                current_state: decode(req.current_state.as_ref(), &ty, "state")?,
+                provider_meta: self.meta(req.provider_meta.as_ref()),
+                type_name: req.type_name,
+                private: req.private,
+            };
+            let r = guarded("ReadResource", self.provider.read_resource(request)).await?;
+            Ok(pb::read_resource::Response {
+                new_state: Some(encode(&r.new_state, &ty, "state")?),
+                diagnostics: diags(r.diagnostics),
+                private: r.private,
+                ..Default::default()
+            })
+        })
+        .await
     }
 
     async fn plan_resource_change(
@@ -414,62 +447,38 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::plan_resource_change::Request>,
     ) -> Reply<pb::plan_resource_change::Response> {
         let req = req.into_inner();
-        let empty = pb::plan_resource_change::Response::default();
-        let schema = try_diag!(self.resource(&req.type_name), empty);
-        let ty = schema.value_type();
-        let prior_state = try_diag!(
-            decode(req.prior_state.as_ref(), &ty, "prior state").map_err(one),
-            empty
-        );
-        let proposed_new_state = try_diag!(
-            decode(req.proposed_new_state.as_ref(), &ty, "proposed new state").map_err(one),
-            empty
-        );
-        let config = try_diag!(
-            decode(req.config.as_ref(), &ty, "resource configuration").map_err(one),
-            empty
-        );
-        let request = p::PlanResourceChangeRequest {
-            type_name: req.type_name.clone(),
-            prior_state,
-            proposed_new_state,
-            config,
-            prior_private: req.prior_private,
-            provider_meta: meta(
-                req.provider_meta.as_ref(),
-                self.schemas.provider_meta.as_ref(),
-            ),
-            client_capabilities: client_caps(req.client_capabilities.as_ref()),
-        };
-        let r = try_diag!(
-            guarded(
-                "PlanResourceChange",
-                self.provider.plan_resource_change(request)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        let errored = r.diagnostics.has_errors();
-        let planned = if errored {
-            None
-        } else {
-            Some(try_diag!(
-                encode(&r.planned_state, &ty, "planned state").map_err(one),
-                empty
-            ))
-        };
-        Ok(Response::new(pb::plan_resource_change::Response {
-            planned_state: planned,
-            requires_replace: r
-                .requires_replace
-                .iter()
-                .map(convert::attribute_path)
-                .collect(),
-            planned_private: r.planned_private,
-            diagnostics: diags(r.diagnostics),
-            ..Default::default()
-        }))
+        answer(Default::default(), async move {
+            let ty = self.resource(&req.type_name)?.value_type();
+            let request = p::PlanResourceChangeRequest {
+                prior_state: decode(req.prior_state.as_ref(), &ty, "prior state")?,
+                proposed_new_state: decode(
+                    req.proposed_new_state.as_ref(),
+                    &ty,
+                    "proposed new state",
+                )?,
+                config: decode(req.config.as_ref(), &ty, "resource configuration")?,
+                provider_meta: self.meta(req.provider_meta.as_ref()),
+                client_capabilities: client_caps(req.client_capabilities.as_ref()),
+                type_name: req.type_name,
+                prior_private: req.prior_private,
+            };
+            let call = self.provider.plan_resource_change(request);
+            let r = guarded("PlanResourceChange", call).await?;
+            let planned_state =
+                unless_errors(&r.diagnostics, &r.planned_state, &ty, "planned state")?;
+            Ok(pb::plan_resource_change::Response {
+                planned_state,
+                requires_replace: r
+                    .requires_replace
+                    .iter()
+                    .map(convert::attribute_path)
+                    .collect(),
+                planned_private: r.planned_private,
+                diagnostics: diags(r.diagnostics),
+                ..Default::default()
+            })
+        })
+        .await
     }
 
     async fn apply_resource_change(
@@ -478,51 +487,30 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> Reply<pb::apply_resource_change::Response> {
         let req = req.into_inner();
         // If we cannot even decode the request, nothing was changed: hand back the prior state.
-        let empty = pb::apply_resource_change::Response {
+        let fallback = pb::apply_resource_change::Response {
             new_state: req.prior_state.clone(),
             ..Default::default()
         };
-        let schema = try_diag!(self.resource(&req.type_name), empty);
-        let ty = schema.value_type();
-        let prior_state = try_diag!(
-            decode(req.prior_state.as_ref(), &ty, "prior state").map_err(one),
-            empty
-        );
-        let planned_state = try_diag!(
-            decode(req.planned_state.as_ref(), &ty, "planned state").map_err(one),
-            empty
-        );
-        let config = try_diag!(
-            decode(req.config.as_ref(), &ty, "resource configuration").map_err(one),
-            empty
-        );
-        let request = p::ApplyResourceChangeRequest {
-            type_name: req.type_name.clone(),
-            prior_state,
-            planned_state,
-            config,
-            planned_private: req.planned_private,
-            provider_meta: meta(
-                req.provider_meta.as_ref(),
-                self.schemas.provider_meta.as_ref(),
-            ),
-        };
-        let r = try_diag!(
-            guarded(
-                "ApplyResourceChange",
-                self.provider.apply_resource_change(request)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        let new_state = try_diag!(encode(&r.new_state, &ty, "new state").map_err(one), empty);
-        Ok(Response::new(pb::apply_resource_change::Response {
-            new_state: Some(new_state),
-            private: r.private,
-            diagnostics: diags(r.diagnostics),
-            ..Default::default()
-        }))
+        answer(fallback, async move {
+            let ty = self.resource(&req.type_name)?.value_type();
+            let request = p::ApplyResourceChangeRequest {
+                prior_state: decode(req.prior_state.as_ref(), &ty, "prior state")?,
+                planned_state: decode(req.planned_state.as_ref(), &ty, "planned state")?,
+                config: decode(req.config.as_ref(), &ty, "resource configuration")?,
+                provider_meta: self.meta(req.provider_meta.as_ref()),
+                type_name: req.type_name,
+                planned_private: req.planned_private,
+            };
+            let call = self.provider.apply_resource_change(request);
+            let r = guarded("ApplyResourceChange", call).await?;
+            Ok(pb::apply_resource_change::Response {
+                new_state: Some(encode(&r.new_state, &ty, "new state")?),
+                private: r.private,
+                diagnostics: diags(r.diagnostics),
+                ..Default::default()
+            })
+        })
+        .await
     }
 
     async fn import_resource_state(
@@ -530,40 +518,31 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::import_resource_state::Request>,
     ) -> Reply<pb::import_resource_state::Response> {
         let req = req.into_inner();
-        let empty = pb::import_resource_state::Response::default();
-        try_diag!(self.resource(&req.type_name), empty);
-        let request = p::ImportResourceStateRequest {
-            type_name: req.type_name,
-            id: req.id,
-        };
-        let r = try_diag!(
-            guarded(
-                "ImportResourceState",
-                self.provider.import_resource_state(request)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        let mut imported = Vec::new();
-        for i in &r.imported {
-            let schema = try_diag!(self.resource(&i.type_name), empty);
-            let state = try_diag!(
-                encode(&i.state, &schema.value_type(), "imported state").map_err(one),
-                empty
-            );
-            imported.push(pb::import_resource_state::ImportedResource {
-                type_name: i.type_name.clone(),
-                state: Some(state),
-                private: i.private.clone(),
-                identity: None,
-            });
-        }
-        Ok(Response::new(pb::import_resource_state::Response {
-            imported_resources: imported,
-            diagnostics: diags(r.diagnostics),
-            deferred: None,
-        }))
+        answer(Default::default(), async move {
+            self.resource(&req.type_name)?;
+            let request = p::ImportResourceStateRequest {
+                type_name: req.type_name,
+                id: req.id,
+            };
+            let call = self.provider.import_resource_state(request);
+            let r = guarded("ImportResourceState", call).await?;
+            let mut imported = Vec::new();
+            for i in &r.imported {
+                let ty = self.resource(&i.type_name)?.value_type();
+                imported.push(pb::import_resource_state::ImportedResource {
+                    type_name: i.type_name.clone(),
+                    state: Some(encode(&i.state, &ty, "imported state")?),
+                    private: i.private.clone(),
+                    identity: None,
+                });
+            }
+            Ok(pb::import_resource_state::Response {
+                imported_resources: imported,
+                diagnostics: diags(r.diagnostics),
+                deferred: None,
+            })
+        })
+        .await
     }
 
     async fn move_resource_state(
@@ -571,39 +550,27 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::move_resource_state::Request>,
     ) -> Reply<pb::move_resource_state::Response> {
         let req = req.into_inner();
-        let empty = pb::move_resource_state::Response::default();
-        let schema = try_diag!(self.resource(&req.target_type_name), empty);
-        let request = p::MoveResourceStateRequest {
-            source_provider_address: req.source_provider_address,
-            source_type_name: req.source_type_name,
-            source_schema_version: req.source_schema_version,
-            source_state_json: req.source_state.map(|s| s.json).unwrap_or_default(),
-            target_type_name: req.target_type_name,
-            source_private: req.source_private,
-        };
-        let r = try_diag!(
-            guarded(
-                "MoveResourceState",
-                self.provider.move_resource_state(request)
-            )
-            .await
-            .map_err(one),
-            empty
-        );
-        let target_state = if r.diagnostics.has_errors() {
-            None
-        } else {
-            Some(try_diag!(
-                encode(&r.target_state, &schema.value_type(), "moved state").map_err(one),
-                empty
-            ))
-        };
-        Ok(Response::new(pb::move_resource_state::Response {
-            target_state,
-            diagnostics: diags(r.diagnostics),
-            target_private: r.target_private,
-            target_identity: None,
-        }))
+        answer(Default::default(), async move {
+            let ty = self.resource(&req.target_type_name)?.value_type();
+            let request = p::MoveResourceStateRequest {
+                source_provider_address: req.source_provider_address,
+                source_type_name: req.source_type_name,
+                source_schema_version: req.source_schema_version,
+                source_state_json: req.source_state.map(|s| s.json).unwrap_or_default(),
+                target_type_name: req.target_type_name,
+                source_private: req.source_private,
+            };
+            let call = self.provider.move_resource_state(request);
+            let r = guarded("MoveResourceState", call).await?;
+            let target_state = unless_errors(&r.diagnostics, &r.target_state, &ty, "moved state")?;
+            Ok(pb::move_resource_state::Response {
+                target_state,
+                diagnostics: diags(r.diagnostics),
+                target_private: r.target_private,
+                target_identity: None,
+            })
+        })
+        .await
     }
 
     async fn read_data_source(
@@ -611,93 +578,62 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         req: Request<pb::read_data_source::Request>,
     ) -> Reply<pb::read_data_source::Response> {
         let req = req.into_inner();
-        let empty = pb::read_data_source::Response::default();
-        let schema = try_diag!(self.data_source(&req.type_name), empty);
-        let ty = schema.value_type();
-        let config = try_diag!(
-            decode(req.config.as_ref(), &ty, "data source configuration").map_err(one),
-            empty
-        );
-        let request = p::ReadDataSourceRequest {
-            type_name: req.type_name.clone(),
-            config,
-            provider_meta: meta(
-                req.provider_meta.as_ref(),
-                self.schemas.provider_meta.as_ref(),
-            ),
-        };
-        let r = try_diag!(
-            guarded("ReadDataSource", self.provider.read_data_source(request))
-                .await
-                .map_err(one),
-            empty
-        );
-        let state = if r.diagnostics.has_errors() {
-            None
-        } else {
-            Some(try_diag!(
-                encode(&r.state, &ty, "data source result").map_err(one),
-                empty
-            ))
-        };
-        Ok(Response::new(pb::read_data_source::Response {
-            state,
-            diagnostics: diags(r.diagnostics),
-            deferred: None,
-        }))
+        answer(Default::default(), async move {
+            let ty = self.data_source(&req.type_name)?.value_type();
+            let request = p::ReadDataSourceRequest {
+                config: decode(req.config.as_ref(), &ty, "data source configuration")?,
+                provider_meta: self.meta(req.provider_meta.as_ref()),
+                type_name: req.type_name,
+            };
+            let r = guarded("ReadDataSource", self.provider.read_data_source(request)).await?;
+            let state = unless_errors(&r.diagnostics, &r.state, &ty, "data source result")?;
+            Ok(pb::read_data_source::Response {
+                state,
+                diagnostics: diags(r.diagnostics),
+                deferred: None,
+            })
+        })
+        .await
     }
 
     async fn generate_resource_config(
         &self,
         req: Request<pb::generate_resource_config::Request>,
     ) -> Reply<pb::generate_resource_config::Response> {
-        Ok(Response::new(pb::generate_resource_config::Response {
-            config: None,
-            diagnostics: diags(p::unsupported(
-                "Generating configuration",
-                &req.into_inner().type_name,
-            )),
-        }))
+        let type_name = req.into_inner().type_name;
+        unsupported(p::unsupported("Generating configuration", &type_name))
     }
 
     async fn validate_ephemeral_resource_config(
         &self,
         req: Request<pb::validate_ephemeral_resource_config::Request>,
     ) -> Reply<pb::validate_ephemeral_resource_config::Response> {
-        Ok(Response::new(
-            pb::validate_ephemeral_resource_config::Response {
-                diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
-            },
-        ))
+        let type_name = req.into_inner().type_name;
+        unsupported(not_offered("ephemeral resource type", &type_name))
     }
 
     async fn open_ephemeral_resource(
         &self,
         req: Request<pb::open_ephemeral_resource::Request>,
     ) -> Reply<pb::open_ephemeral_resource::Response> {
-        Ok(Response::new(pb::open_ephemeral_resource::Response {
-            diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
-            ..Default::default()
-        }))
+        let type_name = req.into_inner().type_name;
+        unsupported(not_offered("ephemeral resource type", &type_name))
     }
 
     async fn renew_ephemeral_resource(
         &self,
         req: Request<pb::renew_ephemeral_resource::Request>,
     ) -> Reply<pb::renew_ephemeral_resource::Response> {
-        Ok(Response::new(pb::renew_ephemeral_resource::Response {
-            diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
-            ..Default::default()
-        }))
+        let type_name = req.into_inner().type_name;
+        unsupported(not_offered("ephemeral resource type", &type_name))
     }
 
     async fn close_ephemeral_resource(
         &self,
         req: Request<pb::close_ephemeral_resource::Request>,
     ) -> Reply<pb::close_ephemeral_resource::Response> {
-        Ok(Response::new(pb::close_ephemeral_resource::Response {
-            diagnostics: not_offered("ephemeral resource type", &req.into_inner().type_name),
-        }))
+        let type_name = req.into_inner().type_name;
+        unsupported(not_offered("ephemeral resource type", &type_name))
     }
 
     type ListResourceStream = EventStream<pb::list_resource::Event>;
@@ -706,22 +642,16 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::list_resource::Request>,
     ) -> Reply<Self::ListResourceStream> {
-        let event = pb::list_resource::Event {
-            diagnostic: not_offered("list resource type", &req.into_inner().type_name),
-            ..Default::default()
-        };
-        Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
-            event,
-        )]))))
+        let type_name = req.into_inner().type_name;
+        unsupported_stream(not_offered("list resource type", &type_name))
     }
 
     async fn validate_list_resource_config(
         &self,
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> Reply<pb::validate_list_resource_config::Response> {
-        Ok(Response::new(pb::validate_list_resource_config::Response {
-            diagnostics: not_offered("list resource type", &req.into_inner().type_name),
-        }))
+        let type_name = req.into_inner().type_name;
+        unsupported(not_offered("list resource type", &type_name))
     }
 
     async fn get_functions(
@@ -798,19 +728,14 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::validate_state_store::Request>,
     ) -> Reply<pb::validate_state_store::Response> {
-        Ok(Response::new(pb::validate_state_store::Response {
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-        }))
+        unsupported(not_offered("state store", &req.into_inner().type_name))
     }
 
     async fn configure_state_store(
         &self,
         req: Request<pb::configure_state_store::Request>,
     ) -> Reply<pb::configure_state_store::Response> {
-        Ok(Response::new(pb::configure_state_store::Response {
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-            capabilities: None,
-        }))
+        unsupported(not_offered("state store", &req.into_inner().type_name))
     }
 
     type ReadStateBytesStream = EventStream<pb::read_state_bytes::Response>;
@@ -819,70 +744,49 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::read_state_bytes::Request>,
     ) -> Reply<Self::ReadStateBytesStream> {
-        let chunk = pb::read_state_bytes::Response {
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-            ..Default::default()
-        };
-        Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
-            chunk,
-        )]))))
+        unsupported_stream(not_offered("state store", &req.into_inner().type_name))
     }
 
     async fn write_state_bytes(
         &self,
         _: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
     ) -> Reply<pb::write_state_bytes::Response> {
-        Ok(Response::new(pb::write_state_bytes::Response {
-            diagnostics: not_offered("state store", "(any)"),
-        }))
+        unsupported(not_offered("state store", "(any)"))
     }
 
     async fn lock_state(
         &self,
         req: Request<pb::lock_state::Request>,
     ) -> Reply<pb::lock_state::Response> {
-        Ok(Response::new(pb::lock_state::Response {
-            lock_id: String::new(),
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-        }))
+        unsupported(not_offered("state store", &req.into_inner().type_name))
     }
 
     async fn unlock_state(
         &self,
         req: Request<pb::unlock_state::Request>,
     ) -> Reply<pb::unlock_state::Response> {
-        Ok(Response::new(pb::unlock_state::Response {
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-        }))
+        unsupported(not_offered("state store", &req.into_inner().type_name))
     }
 
     async fn get_states(
         &self,
         req: Request<pb::get_states::Request>,
     ) -> Reply<pb::get_states::Response> {
-        Ok(Response::new(pb::get_states::Response {
-            state_id: vec![],
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-        }))
+        unsupported(not_offered("state store", &req.into_inner().type_name))
     }
 
     async fn delete_state(
         &self,
         req: Request<pb::delete_state::Request>,
     ) -> Reply<pb::delete_state::Response> {
-        Ok(Response::new(pb::delete_state::Response {
-            diagnostics: not_offered("state store", &req.into_inner().type_name),
-        }))
+        unsupported(not_offered("state store", &req.into_inner().type_name))
     }
 
     async fn plan_action(
         &self,
         req: Request<pb::plan_action::Request>,
     ) -> Reply<pb::plan_action::Response> {
-        Ok(Response::new(pb::plan_action::Response {
-            diagnostics: not_offered("action", &req.into_inner().action_type),
-            deferred: None,
-        }))
+        unsupported(not_offered("action", &req.into_inner().action_type))
     }
 
     type InvokeActionStream = EventStream<pb::invoke_action::Event>;
@@ -891,24 +795,14 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::invoke_action::Request>,
     ) -> Reply<Self::InvokeActionStream> {
-        use pb::invoke_action::event;
-        let done = pb::invoke_action::Event {
-            r#type: Some(event::Type::Completed(event::Completed {
-                diagnostics: not_offered("action", &req.into_inner().action_type),
-            })),
-        };
-        Ok(Response::new(Box::pin(futures_util::stream::iter([Ok(
-            done,
-        )]))))
+        unsupported_stream(not_offered("action", &req.into_inner().action_type))
     }
 
     async fn validate_action_config(
         &self,
         req: Request<pb::validate_action_config::Request>,
     ) -> Reply<pb::validate_action_config::Response> {
-        Ok(Response::new(pb::validate_action_config::Response {
-            diagnostics: not_offered("action", &req.into_inner().type_name),
-        }))
+        unsupported(not_offered("action", &req.into_inner().type_name))
     }
 
     async fn stop_provider(
@@ -1143,5 +1037,239 @@ mod tests {
             .unwrap()
             .into_inner();
         assert!(schema.data_source_schemas.contains_key("t_echo"));
+    }
+
+    /// The exact texts of `(summary, detail)` of every diagnostic in `ds`.
+    fn texts(ds: &[pb::Diagnostic]) -> Vec<(String, String)> {
+        ds.iter()
+            .map(|d| (d.summary.clone(), d.detail.clone()))
+            .collect()
+    }
+
+    /// The one error diagnostic a feature-less RPC answers with, as `(summary, detail)`.
+    fn refusal(kind: &str, name: &str) -> Vec<(String, String)> {
+        vec![(
+            format!("Unsupported {kind}"),
+            format!("This provider has no {kind} named `{name}`."),
+        )]
+    }
+
+    /// Feature-less RPCs answer with today's exact diagnostic texts and nothing else set.
+    #[tokio::test]
+    async fn unsupported_rpcs_keep_their_texts() {
+        let s = svc();
+        let e = s
+            .validate_ephemeral_resource_config(Request::new(
+                pb::validate_ephemeral_resource_config::Request {
+                    type_name: "t_eph".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            texts(&e.diagnostics),
+            refusal("ephemeral resource type", "t_eph")
+        );
+        let w = s
+            .lock_state(Request::new(pb::lock_state::Request {
+                type_name: "t_store".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(texts(&w.diagnostics), refusal("state store", "t_store"));
+        assert!(w.lock_id.is_empty());
+        let a = s
+            .validate_action_config(Request::new(pb::validate_action_config::Request {
+                type_name: "t_act".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(texts(&a.diagnostics), refusal("action", "t_act"));
+        let l = s
+            .validate_list_resource_config(Request::new(
+                pb::validate_list_resource_config::Request {
+                    type_name: "t_list".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            texts(&l.diagnostics),
+            refusal("list resource type", "t_list")
+        );
+        let g = s
+            .generate_resource_config(Request::new(pb::generate_resource_config::Request {
+                type_name: "t_thing".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(g.config.is_none());
+        assert_eq!(
+            texts(&g.diagnostics),
+            vec![(
+                "Generating configuration is not supported for t_thing".to_string(),
+                "This provider does not implement Generating configuration for `t_thing`."
+                    .to_string()
+            )]
+        );
+        let i = s
+            .upgrade_resource_identity(Request::new(pb::upgrade_resource_identity::Request {
+                type_name: "t_thing".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(i.upgraded_identity.is_none());
+        assert_eq!(
+            errors(&i.diagnostics),
+            vec![
+                "Resource identity is not supported for t_thing: This provider does not implement Resource identity for `t_thing`."
+            ]
+        );
+    }
+
+    /// Feature-less streaming RPCs yield exactly one event carrying the error.
+    #[tokio::test]
+    async fn streaming_rpcs_without_features_yield_one_error_event() {
+        use futures_util::StreamExt as _;
+        let s = svc();
+        let list: Vec<_> = s
+            .list_resource(Request::new(pb::list_resource::Request {
+                type_name: "t_list".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .collect()
+            .await;
+        assert_eq!(list.len(), 1);
+        let event = list.into_iter().next().unwrap().unwrap();
+        assert_eq!(
+            texts(&event.diagnostic),
+            refusal("list resource type", "t_list")
+        );
+        assert!(event.resource_object.is_none() && event.display_name.is_empty());
+        let chunks: Vec<_> = s
+            .read_state_bytes(Request::new(pb::read_state_bytes::Request {
+                type_name: "t_store".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .collect()
+            .await;
+        assert_eq!(chunks.len(), 1);
+        let chunk = chunks.into_iter().next().unwrap().unwrap();
+        assert_eq!(texts(&chunk.diagnostics), refusal("state store", "t_store"));
+        assert!(chunk.bytes.is_empty());
+        let events: Vec<_> = s
+            .invoke_action(Request::new(pb::invoke_action::Request {
+                action_type: "t_act".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .collect()
+            .await;
+        assert_eq!(events.len(), 1);
+        match events.into_iter().next().unwrap().unwrap().r#type {
+            Some(pb::invoke_action::event::Type::Completed(c)) => {
+                assert_eq!(texts(&c.diagnostics), refusal("action", "t_act"));
+            }
+            other => panic!("expected a completed event, got {other:?}"),
+        }
+    }
+
+    /// A read that fails before the provider runs keeps Terraform's state and private data.
+    #[tokio::test]
+    async fn a_failed_read_hands_back_the_current_state_and_private() {
+        let current = pb::DynamicValue {
+            msgpack: vec![0xc0],
+            json: vec![],
+        };
+        let r = svc()
+            .read_resource(Request::new(pb::read_resource::Request {
+                type_name: "t_nope".into(),
+                current_state: Some(current.clone()),
+                private: b"p".to_vec(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.new_state, Some(current));
+        assert_eq!(r.private, b"p".to_vec());
+        assert_eq!(texts(&r.diagnostics), refusal("resource type", "t_nope"));
+    }
+
+    /// An apply that cannot decode its request changed nothing: the prior state comes back.
+    #[tokio::test]
+    async fn a_malformed_apply_hands_back_the_prior_state() {
+        let prior = pb::DynamicValue {
+            msgpack: vec![0x82, 0xa4, b'n'],
+            json: vec![],
+        };
+        let r = svc()
+            .apply_resource_change(Request::new(pb::apply_resource_change::Request {
+                type_name: "t_thing".into(),
+                prior_state: Some(prior.clone()),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.new_state, Some(prior));
+        assert!(errors(&r.diagnostics)[0].starts_with("Malformed prior state from Terraform"));
+    }
+
+    /// Unknown type names are error diagnostics, and no state is sent back.
+    #[tokio::test]
+    async fn unknown_types_fail_upgrade_validate_and_move_without_state() {
+        let s = svc();
+        let u = s
+            .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+                type_name: "t_nope".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(u.upgraded_state.is_none());
+        assert_eq!(texts(&u.diagnostics), refusal("resource type", "t_nope"));
+        let d = s
+            .validate_data_resource_config(Request::new(
+                pb::validate_data_resource_config::Request {
+                    type_name: "t_nope".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(texts(&d.diagnostics), refusal("data source", "t_nope"));
+        let m = s
+            .move_resource_state(Request::new(pb::move_resource_state::Request {
+                target_type_name: "t_nope".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(m.target_state.is_none());
+        assert_eq!(texts(&m.diagnostics), refusal("resource type", "t_nope"));
     }
 }
