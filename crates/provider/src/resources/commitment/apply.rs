@@ -12,7 +12,8 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
-use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set, text};
+use super::model::{CommitmentModel, text, whole};
+use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set};
 use super::{Settings, location};
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::stable_name;
@@ -50,16 +51,14 @@ pub fn order_of(
     tags: &std::collections::BTreeMap<String, String>,
     catalog: &Catalog,
 ) -> Result<Order, String> {
-    let kind = text(planned, "kind")
+    let m = CommitmentModel::of(planned);
+    let kind = text(&m.kind)
         .parse::<CommitmentKind>()
         .map_err(|e| e.to_string())?;
-    let region = gpu_core::pool::spelling::region(Some(kind.cloud()), &text(planned, "region"));
+    let region = gpu_core::pool::spelling::region(Some(kind.cloud()), &text(&m.region));
     let (_, platform, criteria) = purchase_inputs(planned, &Settings::default());
-    let instance_type = text(planned, "instance_type");
-    let count = planned
-        .get_attr("instance_count")
-        .and_then(Value::as_i64)
-        .unwrap_or(0) as u32;
+    let instance_type = text(&m.instance_type);
+    let count = whole(&m.instance_count).unwrap_or(0) as u32;
     let tag_words: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let name_of = |place: &str, term: &str| {
         let mut parts = vec![kind.as_str(), place, instance_type.as_str(), term];
@@ -70,14 +69,12 @@ pub fn order_of(
     };
     match kind {
         CommitmentKind::AzureReservation => {
-            let years = if text(planned, "term").trim().eq_ignore_ascii_case("3y") {
+            let years = if text(&m.term).trim().eq_ignore_ascii_case("3y") {
                 3
             } else {
                 1
             };
-            let upfront = text(planned, "billing")
-                .trim()
-                .eq_ignore_ascii_case("upfront");
+            let upfront = text(&m.billing).trim().eq_ignore_ascii_case("upfront");
             Ok(super::plan::azure_reservation_order(
                 &region,
                 &instance_type,
@@ -85,12 +82,12 @@ pub fn order_of(
                 years,
                 upfront,
                 tags,
-                text(planned, "offering_id"),
+                text(&m.offering_id),
             ))
         }
         CommitmentKind::AzureCapacityReservation => {
             let name = name_of(&region, "");
-            let zone = text(planned, "zone").trim().to_string();
+            let zone = text(&m.zone).trim().to_string();
             Ok(Order::AzureCapacityReservation {
                 location: region.clone(),
                 resource_group: super::azure_resource_group(planned)
@@ -103,7 +100,7 @@ pub fn order_of(
             })
         }
         CommitmentKind::GcpReservation => {
-            let zone = text(planned, "zone").trim().to_ascii_lowercase();
+            let zone = text(&m.zone).trim().to_ascii_lowercase();
             Ok(Order::GcpReservation {
                 name: name_of(&zone, ""),
                 zone,
@@ -113,7 +110,7 @@ pub fn order_of(
             })
         }
         CommitmentKind::GcpCommitment => {
-            let term = text(planned, "term").trim().to_ascii_lowercase();
+            let term = text(&m.term).trim().to_ascii_lowercase();
             let row = catalog
                 .offers()
                 .iter()
@@ -131,7 +128,7 @@ pub fn order_of(
             let gpus = row.gpu_count.unwrap_or(0.0) as u32;
             let accelerator = gpu_core::gpu::gke_accelerator(row.gpu, &instance_type)
                 .map(|t| (t.to_string(), gpus * count));
-            let zone = text(planned, "zone").trim().to_ascii_lowercase();
+            let zone = text(&m.zone).trim().to_ascii_lowercase();
             Ok(Order::GcpCommitment {
                 reservation: Some((zone, instance_type.clone(), count)),
                 name: name_of(&region, &term),
@@ -151,20 +148,17 @@ pub fn order_of(
 
         CommitmentKind::AwsCapacityBlock => Ok(Order::CapacityBlock {
             region,
-            offering_id: text(planned, "offering_id"),
+            offering_id: text(&m.offering_id),
             platform,
         }),
         CommitmentKind::AwsCapacityReservation => Ok(Order::CapacityReservation {
             region,
-            zone: text(planned, "zone").trim().to_ascii_lowercase(),
+            zone: text(&m.zone).trim().to_ascii_lowercase(),
             instance_type: instance_type.clone(),
             instance_count: count,
             platform,
             match_criteria: criteria,
-            end: planned
-                .get_attr("end")
-                .and_then(Value::as_str)
-                .and_then(parse_rfc3339),
+            end: m.end.known().and_then(|e| parse_rfc3339(e)),
         }),
     }
 }
@@ -278,7 +272,7 @@ fn state_of(planned: &Value, c: &LiveCommitment) -> Value {
     fill(&mut s, "start", c.start.map(format_rfc3339));
     fill(&mut s, "end", c.end.map(format_rfc3339));
     fill(&mut s, "zone", c.zone.clone());
-    if s.get_attr("offering_id").is_some_and(|x| !x.is_known()) {
+    if CommitmentModel::of(&s).offering_id.is_unknown() {
         // Azure: the order id of the quote apply bought under.
         set(&mut s, "offering_id", Value::string(&c.id));
     }
@@ -286,29 +280,26 @@ fn state_of(planned: &Value, c: &LiveCommitment) -> Value {
 }
 
 async fn destroy(prior: &Value, store: &dyn Commitments) -> ApplyResourceChangeResponse {
+    let id = text(&CommitmentModel::of(prior).commitment_id);
     match on_destroy_of(prior) {
         Some(OnDestroy::Forget) => done(
             Value::Null,
             Diagnostic::warning(
                 "Commitment forgotten, still billing",
                 format!(
-                    "{} was removed from state and left in the cloud, where it keeps billing.",
-                    text(prior, "commitment_id")
+                    "{id} was removed from state and left in the cloud, where it keeps billing."
                 ),
             )
             .into(),
         ),
-        Some(OnDestroy::Cancel) => {
-            let id = text(prior, "commitment_id");
-            match store.cancel(&location(prior), &id).await {
-                Ok(()) => done(Value::Null, Diagnostics::new()),
-                Err(CloudError::NotFound(_)) => done(Value::Null, Diagnostics::new()),
-                Err(e) => done(
-                    prior.clone(),
-                    Diagnostic::error("Cannot cancel the commitment", format!("{id}: {e}")).into(),
-                ),
-            }
-        }
+        Some(OnDestroy::Cancel) => match store.cancel(&location(prior), &id).await {
+            Ok(()) => done(Value::Null, Diagnostics::new()),
+            Err(CloudError::NotFound(_)) => done(Value::Null, Diagnostics::new()),
+            Err(e) => done(
+                prior.clone(),
+                Diagnostic::error("Cannot cancel the commitment", format!("{id}: {e}")).into(),
+            ),
+        },
         _ => done(prior.clone(), refuse_destroy(prior).into()),
     }
 }
@@ -316,7 +307,8 @@ async fn destroy(prior: &Value, store: &dyn Commitments) -> ApplyResourceChangeR
 /// Refresh: the status read live; a commitment the cloud no longer lists stays in state
 /// (never bought again by accident) as expired or cancelled.
 pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceResponse {
-    let id = text(current, "commitment_id");
+    let m = CommitmentModel::of(current);
+    let id = text(&m.commitment_id);
     let mut state = current.clone();
     if id.is_empty() {
         return ReadResourceResponse {
@@ -331,10 +323,10 @@ pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceRespo
             Diagnostics::new()
         }
         Ok(None) => {
-            let ended = current
-                .get_attr("end")
-                .and_then(Value::as_str)
-                .and_then(parse_rfc3339)
+            let ended = m
+                .end
+                .known()
+                .and_then(|e| parse_rfc3339(e))
                 .is_some_and(|e| e <= unix_now() as i64);
             let status = if ended {
                 CommitmentStatus::Expired
@@ -363,10 +355,7 @@ async fn requote(
     let Order::AzureReservation { .. } = &order else {
         return Ok(order);
     };
-    let planned_total = planned
-        .get_attr("total_usd")
-        .and_then(|v| v.as_number())
-        .map(|n| n.as_f64());
+    let planned_total = CommitmentModel::of(planned).total_usd.into_known();
     let quote = store
         .quote(&order)
         .await

@@ -1,9 +1,10 @@
 //! `gpu_commitment`: buys a capacity block or a capacity reservation (AWS today), shows
 //! its money and break-even in the plan, reads its status live, and never buys or gives one
 //! up by accident. `schema` and the raw config here; `plan`, `apply` (apply and read),
-//! `connect` and `resource` beside.
+//! `model` (the typed values) and `resource` beside.
 
 pub mod apply;
+pub mod model;
 pub mod plan;
 pub mod resource;
 #[cfg(test)]
@@ -12,6 +13,8 @@ mod tests;
 use std::collections::BTreeMap;
 
 use gpu_core::commitment::CommitmentConfig;
+use model::{AwsBlock, CommitmentModel, opt, text, whole};
+use tfplugin::Tf;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{Schema, Type, Value};
 
@@ -98,59 +101,56 @@ pub fn schema() -> Schema {
     )
 }
 
-fn text(v: &Value, name: &str) -> Option<String> {
-    v.get_attr(name).and_then(Value::as_str).map(str::to_string)
-}
-
-fn int(v: &Value, name: &str) -> Option<i64> {
-    v.get_attr(name).and_then(Value::as_i64)
-}
-
-fn aws_text(v: &Value, name: &str) -> Option<String> {
-    v.get_attr("aws").and_then(|a| text(a, name))
-}
-
 /// The core's raw config from a resource value (config, plan or state).
 pub fn core_config(v: &Value) -> CommitmentConfig {
+    let m = CommitmentModel::of(v);
     CommitmentConfig {
-        kind: text(v, "kind").unwrap_or_default(),
-        region: text(v, "region").unwrap_or_default(),
-        zone: text(v, "zone"),
-        gpu: text(v, "gpu"),
-        gpu_count: int(v, "gpu_count"),
-        instance_type: text(v, "instance_type"),
-        instance_count: int(v, "instance_count").unwrap_or(0),
-        duration_hours: int(v, "duration_hours"),
-        start_after: text(v, "start_after"),
-        start_before: text(v, "start_before"),
-        term: text(v, "term"),
-        billing: text(v, "billing"),
-        end: text(v, "end"),
-        on_destroy: text(v, "on_destroy"),
+        kind: text(&m.kind),
+        region: text(&m.region),
+        zone: opt(&m.zone),
+        gpu: opt(&m.gpu),
+        gpu_count: whole(&m.gpu_count),
+        instance_type: opt(&m.instance_type),
+        instance_count: whole(&m.instance_count).unwrap_or(0),
+        duration_hours: whole(&m.duration_hours),
+        start_after: opt(&m.start_after),
+        start_before: opt(&m.start_before),
+        term: opt(&m.term),
+        billing: opt(&m.billing),
+        end: opt(&m.end),
+        on_destroy: opt(&m.on_destroy),
     }
 }
 
 /// `tags` over `default_labels`.
 pub fn tags(v: &Value, settings: &Settings) -> BTreeMap<String, String> {
     let mut all = settings.default_labels.clone();
-    if let Some(m) = v.get_attr("tags").and_then(Value::as_entries) {
+    if let Some(m) = CommitmentModel::of(v).tags.into_known() {
         for (k, val) in m {
-            if let Some(s) = val.as_str() {
-                all.insert(k.clone(), s.to_string());
+            if let Some(s) = val.into_known() {
+                all.insert(k, s);
             }
         }
     }
     all
 }
 
+/// The `aws` block's text `field`.
+fn aws_text(v: &Value, field: fn(&AwsBlock) -> &Tf<String>) -> Option<String> {
+    CommitmentModel::of(v)
+        .aws
+        .known()
+        .and_then(|a| opt(field(a)))
+}
+
 /// `aws.instance_platform` (default `Linux/UNIX`).
 pub fn platform(v: &Value) -> String {
-    aws_text(v, "instance_platform").unwrap_or_else(|| "Linux/UNIX".to_string())
+    aws_text(v, |a| &a.instance_platform).unwrap_or_else(|| "Linux/UNIX".to_string())
 }
 
 /// `aws.instance_match_criteria` (default `open`), lower-case.
 pub fn match_criteria(v: &Value) -> String {
-    aws_text(v, "instance_match_criteria")
+    aws_text(v, |a| &a.instance_match_criteria)
         .map(|s| s.trim().to_ascii_lowercase())
         .unwrap_or_else(|| "open".to_string())
 }
@@ -158,21 +158,23 @@ pub fn match_criteria(v: &Value) -> String {
 /// Where a commitment is addressed: its zone for a Compute Engine reservation (Compute
 /// names reservations by zone), else its region.
 pub fn location(v: &Value) -> String {
-    let kind = text(v, "kind").and_then(|k| k.parse::<gpu_core::commitment::CommitmentKind>().ok());
+    let m = CommitmentModel::of(v);
+    let kind = text(&m.kind)
+        .parse::<gpu_core::commitment::CommitmentKind>()
+        .ok();
     let pick = if kind == Some(gpu_core::commitment::CommitmentKind::GcpReservation) {
-        "zone"
+        &m.zone
     } else {
-        "region"
+        &m.region
     };
-    text(v, pick)
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
+    text(pick).trim().to_ascii_lowercase()
 }
 
 /// `azure.resource_group`, when set.
 pub fn azure_resource_group(v: &Value) -> Option<String> {
-    v.get_attr("azure")
-        .and_then(|a| text(a, "resource_group"))
+    CommitmentModel::of(v)
+        .azure
+        .known()
+        .and_then(|a| opt(&a.resource_group))
         .map(|s| s.trim().to_string())
 }

@@ -17,7 +17,9 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
+use super::model::{CommitmentModel, opt, text, value_of};
 use super::{FIXED, Settings, core_config, match_criteria, platform, tags};
+use tfplugin::Tf;
 
 /// Most instance types whose offerings are read when `gpu` leaves the type open.
 const MAX_TYPES_ASKED: usize = 4;
@@ -49,13 +51,6 @@ fn respond(planned: Value, diagnostics: Diagnostics) -> PlanResourceChangeRespon
         planned_private: Vec::new(),
         diagnostics,
     }
-}
-
-pub(super) fn text(v: &Value, name: &str) -> String {
-    v.get_attr(name)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
 }
 
 pub(super) fn set(v: &mut Value, name: &str, value: Value) {
@@ -94,13 +89,10 @@ pub fn validate_config(config: &Value, catalog: &Catalog) -> Diagnostics {
 /// What destroying `prior` does, by its `on_destroy`: refuse (non-cancellable), forget
 /// (it keeps billing) or cancel.
 pub fn on_destroy_of(prior: &Value) -> Option<OnDestroy> {
-    let kind = text(prior, "kind").parse::<CommitmentKind>().ok()?;
+    let m = CommitmentModel::of(prior);
+    let kind = text(&m.kind).parse::<CommitmentKind>().ok()?;
     Some(
-        match text(prior, "on_destroy")
-            .trim()
-            .to_ascii_lowercase()
-            .as_str()
-        {
+        match text(&m.on_destroy).trim().to_ascii_lowercase().as_str() {
             "forget" => OnDestroy::Forget,
             _ if kind.cancellable() => OnDestroy::Cancel,
             _ => OnDestroy::Refuse,
@@ -110,16 +102,17 @@ pub fn on_destroy_of(prior: &Value) -> Option<OnDestroy> {
 
 /// The error of destroying a commitment that cannot be cancelled.
 pub fn refuse_destroy(prior: &Value) -> Diagnostic {
+    let m = CommitmentModel::of(prior);
     Diagnostic::error(
         "A commitment that cannot be cancelled cannot be destroyed",
         format!(
             "{} {} is a {} bought until {}: destroying it would not stop its bill. To drop it \
              from Terraform while it keeps billing in the cloud, set `on_destroy = \"forget\"`, \
              apply, then destroy.",
-            text(prior, "kind"),
-            text(prior, "commitment_id"),
-            text(prior, "kind").replace('_', " "),
-            match text(prior, "end") {
+            text(&m.kind),
+            text(&m.commitment_id),
+            text(&m.kind).replace('_', " "),
+            match text(&m.end) {
                 e if e.is_empty() => "its end".to_string(),
                 e => e,
             }
@@ -129,6 +122,7 @@ pub fn refuse_destroy(prior: &Value) -> Diagnostic {
 }
 
 fn plan_destroy(prior: &Value) -> PlanResourceChangeResponse {
+    let m = CommitmentModel::of(prior);
     let mut d = Diagnostics::new();
     match on_destroy_of(prior) {
         Some(OnDestroy::Refuse) => d.push(refuse_destroy(prior)),
@@ -136,9 +130,9 @@ fn plan_destroy(prior: &Value) -> PlanResourceChangeResponse {
             "Forgetting a commitment that keeps billing",
             format!(
                 "{} {} will be removed from state only: it stays in the cloud and bills until {}.",
-                text(prior, "kind"),
-                text(prior, "commitment_id"),
-                match text(prior, "end") {
+                text(&m.kind),
+                text(&m.commitment_id),
+                match text(&m.end) {
                     e if e.is_empty() => "it is cancelled there".to_string(),
                     e => e,
                 }
@@ -148,8 +142,8 @@ fn plan_destroy(prior: &Value) -> PlanResourceChangeResponse {
             "Cancelling a commitment",
             format!(
                 "{} {} will be cancelled: the capacity it holds is released and its bill stops.",
-                text(prior, "kind"),
-                text(prior, "commitment_id")
+                text(&m.kind),
+                text(&m.commitment_id)
             ),
         )),
     }
@@ -217,6 +211,7 @@ fn shown(v: Option<&Value>) -> String {
 }
 
 fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceChangeResponse {
+    let (old_m, config_m) = (CommitmentModel::of(prior), CommitmentModel::of(config));
     let mut d = Diagnostics::new();
     for name in FIXED {
         let (p, n) = (prior.get_attr(name), proposed.get_attr(name));
@@ -239,8 +234,8 @@ fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceC
                          cancelled, remove it to cancel it.",
                         shown(p),
                         shown(n),
-                        text(prior, "kind"),
-                        text(prior, "commitment_id"),
+                        text(&old_m.kind),
+                        text(&old_m.commitment_id),
                     ),
                 )
                 .at(AttributePath::attr(*name)),
@@ -249,19 +244,13 @@ fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceC
     }
     // `on_destroy` is the one input that may change: it is state only.
     let mut planned = prior.clone();
-    let new_on_destroy = config
-        .get_attr("on_destroy")
-        .cloned()
-        .unwrap_or(Value::Null);
-    if !new_on_destroy.is_known() {
+    let new_on_destroy = value_of(&config_m.on_destroy);
+    if config_m.on_destroy.is_unknown() {
         set(&mut planned, "on_destroy", new_on_destroy);
     } else {
-        let kind = text(prior, "kind").parse::<CommitmentKind>().ok();
-        let canon = |v: &Value| v.as_str().map(|s| s.trim().to_ascii_lowercase());
-        let (old, new) = (
-            canon(prior.get_attr("on_destroy").unwrap_or(&Value::Null)),
-            canon(&new_on_destroy),
-        );
+        let kind = text(&old_m.kind).parse::<CommitmentKind>().ok();
+        let canon = |t: &Tf<String>| opt(t).map(|s| s.trim().to_ascii_lowercase());
+        let (old, new) = (canon(&old_m.on_destroy), canon(&config_m.on_destroy));
         if old != new {
             match (new.as_deref(), kind) {
                 (None | Some("forget"), _) => {}
@@ -269,7 +258,7 @@ fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceC
                 (Some("cancel"), _) => d.push(
                     Diagnostic::error(
                         "Invalid on_destroy",
-                        format!("`on_destroy`: \"{}\" cannot be cancelled once bought: remove `on_destroy`, or set \"forget\".", text(prior, "kind")),
+                        format!("`on_destroy`: \"{}\" cannot be cancelled once bought: remove `on_destroy`, or set \"forget\".", text(&old_m.kind)),
                     )
                     .at(AttributePath::attr("on_destroy")),
                 ),
@@ -469,7 +458,7 @@ async fn plan_create(
                 Value::string(spec.zone.clone().unwrap_or_default()),
             );
             set(&mut planned, "start", Value::unknown());
-            if config.get_attr("end").is_none_or(Value::is_null) {
+            if CommitmentModel::of(config).end.is_null() {
                 // A committed use discount or a reservation ends a term after it starts
                 // (known after apply).
                 let end = if matches!(spec.term, Term::Years { .. }) {

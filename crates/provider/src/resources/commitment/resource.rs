@@ -10,7 +10,7 @@ use tfplugin::provider::{
 use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest};
 use tfplugin::{Diagnostics, Resource, Schema};
 
-use super::plan::text;
+use super::model::{CommitmentModel, text};
 use gpu_core::commitment::{CommitmentKind, Commitments};
 use gpu_core::seam::ConnectCommitments as _;
 use tfplugin::{Diagnostic, Value};
@@ -20,11 +20,12 @@ async fn connect(
     settings: &super::Settings,
     v: &Value,
 ) -> Result<Box<dyn Commitments>, Diagnostics> {
-    let cloud = text(v, "kind")
+    let m = CommitmentModel::of(v);
+    let cloud = text(&m.kind)
         .parse::<CommitmentKind>()
         .map(CommitmentKind::cloud)
         .map_err(|e| Diagnostics::from(Diagnostic::error("Invalid kind", e.to_string())))?;
-    let region = text(v, "region").trim().to_ascii_lowercase();
+    let region = text(&m.region).trim().to_ascii_lowercase();
     settings
         .clouds
         .commitments(cloud, &region)
