@@ -1,13 +1,13 @@
 //! The `provider "gpu"` block: its schema, its checks, and the settings resources use.
 
-use crate::validate;
+use crate::checks;
 use gpu_core::clouds::gcp::auth::AccessToken;
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::seam::is_guid;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use tfplugin::schema::{Attribute, Block, NestedBlock, Nesting, Presence, Schema};
-use tfplugin::{AttributePath, Diagnostics, Type, Value};
+use tfplugin::{AttributePath, Diagnostics, Tf, Type, Value};
 
 /// The largest `aws.max_retries` accepted (with the 20 s cap, about 8 minutes of pauses).
 pub const MAX_RETRIES_LIMIT: u32 = 25;
@@ -69,91 +69,139 @@ pub fn schema() -> Schema {
     )
 }
 
+/// The provider block as typed values, for its checks (any value may be unknown there).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct BlockValues {
+    aws: Tf<AwsValues>,
+    azure: Tf<AzureValues>,
+    gcp: Tf<GcpValues>,
+    default_labels: Tf<BTreeMap<String, Tf<String>>>,
+    max_price_age: Tf<String>,
+    budget: Tf<BudgetValues>,
+}
+
+/// The `aws` block's checked values.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AwsValues {
+    max_retries: Tf<f64>,
+    endpoints: Tf<BTreeMap<String, Tf<String>>>,
+}
+
+/// The `azure` block's checked values.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AzureValues {
+    subscription_id: Tf<String>,
+    tenant_id: Tf<String>,
+    endpoint: Tf<String>,
+}
+
+/// The `gcp` block's checked values (the token prints as `***`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GcpValues {
+    endpoint: Tf<String>,
+    access_token: Tf<AccessToken>,
+}
+
+/// The `budget` attribute's checked values.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct BudgetValues {
+    max_monthly_usd: Tf<f64>,
+}
+
 /// Checks the provider block; unknown values are skipped (checked again at configure).
 pub fn validate(config: &Value) -> Diagnostics {
+    let block: BlockValues = tfplugin::tf::decode(config).unwrap_or_default();
     let mut d = Diagnostics::new();
-    if let Some(aws) = config.get_attr("aws").filter(|v| !v.is_null()) {
-        let at = AttributePath::attr("aws");
-        if let Some(n) = validate::known_f64(aws.get_attr("max_retries"))
-            && !(n.fract() == 0.0 && (0.0..=f64::from(MAX_RETRIES_LIMIT)).contains(&n))
-        {
-            d.attr_error(
-                at.clone().then_attr("max_retries"),
-                "Invalid aws.max_retries",
-                format!(
-                    "`aws.max_retries` is {n}; it must be a whole number from 0 to {MAX_RETRIES_LIMIT}."
-                ),
-            );
-        }
-        if let Some(endpoints) = aws.get_attr("endpoints").and_then(Value::as_entries) {
-            for (service, url) in endpoints {
-                let path = at.clone().then_attr("endpoints").then_key(service.clone());
-                if !AWS_ENDPOINT_SERVICES.contains(&service.as_str()) {
-                    d.attr_error(
-                        path.clone(),
-                        "Unknown AWS endpoint service",
-                        format!(
-                            "`aws.endpoints` has no service {service:?}; valid services are: {}.",
-                            AWS_ENDPOINT_SERVICES.join(", ")
-                        ),
-                    );
-                }
-                validate::http_url(&mut d, Some(url), path);
+    if let Some(aws) = block.aws.known() {
+        check_aws(&mut d, aws);
+    }
+    if let Some(azure) = block.azure.known() {
+        let at = AttributePath::attr("azure");
+        checks::http_url(&mut d, &azure.endpoint, at.clone().then_attr("endpoint"));
+        for (attr, id) in [
+            ("subscription_id", &azure.subscription_id),
+            ("tenant_id", &azure.tenant_id),
+        ] {
+            if let Some(id) = id.known()
+                && !is_guid(id)
+            {
+                d.attr_error(
+                    at.clone().then_attr(attr),
+                    format!("Invalid azure.{attr}"),
+                    format!("`azure.{attr}` must be a GUID such as \"00000000-0000-0000-0000-000000000000\"."),
+                );
             }
         }
     }
-    for (cloud, attr) in [("azure", "endpoint"), ("gcp", "endpoint")] {
-        if let Some(block) = config.get_attr(cloud).filter(|v| !v.is_null()) {
-            validate::http_url(
-                &mut d,
-                block.get_attr(attr),
-                AttributePath::attr(cloud).then_attr(attr),
-            );
-        }
-    }
-    for attr in ["subscription_id", "tenant_id"] {
-        if let Some(id) = config
-            .get_attr("azure")
-            .and_then(|a| validate::known_str(a.get_attr(attr)))
-            && !is_guid(id)
+    if let Some(gcp) = block.gcp.known() {
+        let at = AttributePath::attr("gcp");
+        checks::http_url(&mut d, &gcp.endpoint, at.clone().then_attr("endpoint"));
+        // The token itself is never quoted: only that it is empty.
+        if gcp
+            .access_token
+            .known()
+            .is_some_and(|t| t.expose().is_empty())
         {
             d.attr_error(
-                AttributePath::attr("azure").then_attr(attr),
-                format!("Invalid azure.{attr}"),
-                format!("`azure.{attr}` must be a GUID such as \"00000000-0000-0000-0000-000000000000\"."),
+                at.then_attr("access_token"),
+                "Empty gcp.access_token",
+                "`gcp.access_token` is empty; give an OAuth access token, or leave it unset to use `GOOGLE_OAUTH_ACCESS_TOKEN` or Application Default Credentials.",
             );
         }
     }
-    // The token itself is never quoted: only that it is empty.
-    if let Some(token) = config
-        .get_attr("gcp")
-        .and_then(|g| validate::known_str(g.get_attr("access_token")))
-        && token.trim().is_empty()
-    {
-        d.attr_error(
-            AttributePath::attr("gcp").then_attr("access_token"),
-            "Empty gcp.access_token",
-            "`gcp.access_token` is empty; give an OAuth access token, or leave it unset to use `GOOGLE_OAUTH_ACCESS_TOKEN` or Application Default Credentials.",
-        );
-    }
-    validate::labels(
+    checks::labels(
         &mut d,
-        config.get_attr("default_labels"),
+        &block.default_labels,
         AttributePath::attr("default_labels"),
     );
-    validate::price_age(
+    checks::price_age(
         &mut d,
-        config.get_attr("max_price_age"),
+        &block.max_price_age,
         AttributePath::attr("max_price_age"),
     );
-    if let Some(budget) = config.get_attr("budget") {
-        validate::non_negative(
+    if let Some(budget) = block.budget.known() {
+        checks::non_negative(
             &mut d,
-            budget.get_attr("max_monthly_usd"),
+            &budget.max_monthly_usd,
             AttributePath::attr("budget").then_attr("max_monthly_usd"),
         );
     }
     d
+}
+
+/// The checks of the `aws` block: `max_retries` and `endpoints`.
+fn check_aws(d: &mut Diagnostics, aws: &AwsValues) {
+    let at = AttributePath::attr("aws");
+    if let Some(n) = aws.max_retries.known()
+        && !(n.fract() == 0.0 && (0.0..=f64::from(MAX_RETRIES_LIMIT)).contains(n))
+    {
+        d.attr_error(
+            at.clone().then_attr("max_retries"),
+            "Invalid aws.max_retries",
+            format!(
+                "`aws.max_retries` is {n}; it must be a whole number from 0 to {MAX_RETRIES_LIMIT}."
+            ),
+        );
+    }
+    for (service, url) in aws.endpoints.known().into_iter().flatten() {
+        let path = at.clone().then_attr("endpoints").then_key(service.clone());
+        if !AWS_ENDPOINT_SERVICES.contains(&service.as_str()) {
+            d.attr_error(
+                path.clone(),
+                "Unknown AWS endpoint service",
+                format!(
+                    "`aws.endpoints` has no service {service:?}; valid services are: {}.",
+                    AWS_ENDPOINT_SERVICES.join(", ")
+                ),
+            );
+        }
+        checks::http_url(d, url, path);
+    }
 }
 
 /// Whether `s` has the shape of an AWS region (`us-east-1`, `us-gov-west-1`).

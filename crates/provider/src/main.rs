@@ -2,6 +2,7 @@
 //! small CLI when a person does.
 
 mod catalog_cli;
+mod checks;
 mod cli;
 mod clouds;
 mod commitment_cli;
@@ -15,7 +16,6 @@ mod offers_cli;
 mod placement_cli;
 mod provider;
 mod resources;
-mod validate;
 mod watch;
 mod watch_cli;
 

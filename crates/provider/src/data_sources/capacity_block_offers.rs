@@ -2,7 +2,10 @@
 //! ranked by price per GPU-hour, with upfront fee, zone, start and end (read-only
 //! `DescribeCapacityBlockOfferings` calls; nothing is bought).
 
+use crate::checks;
+use serde::Deserialize;
 use std::sync::Arc;
+use tfplugin::Tf;
 
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
@@ -61,36 +64,43 @@ pub fn schema() -> Schema {
     )
 }
 
-fn text(v: &Value, n: &str) -> Option<String> {
-    v.get_attr(n).and_then(Value::as_str).map(str::to_string)
+/// The arguments as typed values.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Args {
+    regions: Tf<Vec<Tf<String>>>,
+    gpu: Tf<String>,
+    gpu_count: Tf<f64>,
+    instance_type: Tf<String>,
+    instance_count: Tf<f64>,
+    duration_hours: Tf<f64>,
+    start_after: Tf<String>,
+    start_before: Tf<String>,
+}
+
+impl Args {
+    /// Decodes `config`; a value off the schema reads as no arguments.
+    fn of(config: &Value) -> Self {
+        tfplugin::tf::decode(config).unwrap_or_default()
+    }
 }
 
 fn regions(config: &Value) -> Vec<String> {
-    config
-        .get_attr("regions")
-        .and_then(Value::as_elements)
-        .map(|l| {
-            l.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    checks::strings(&Args::of(config).regions)
 }
 
 fn core_config(config: &Value, region: &str) -> CommitmentConfig {
+    let args = Args::of(config);
     CommitmentConfig {
         kind: "aws_capacity_block".into(),
         region: region.to_string(),
-        gpu: text(config, "gpu"),
-        gpu_count: config.get_attr("gpu_count").and_then(Value::as_i64),
-        instance_type: text(config, "instance_type"),
-        instance_count: config
-            .get_attr("instance_count")
-            .and_then(Value::as_i64)
-            .unwrap_or(1),
-        duration_hours: config.get_attr("duration_hours").and_then(Value::as_i64),
-        start_after: text(config, "start_after"),
-        start_before: text(config, "start_before"),
+        gpu: args.gpu.known().cloned(),
+        gpu_count: checks::whole(&args.gpu_count),
+        instance_type: args.instance_type.known().cloned(),
+        instance_count: checks::whole(&args.instance_count).unwrap_or(1),
+        duration_hours: checks::whole(&args.duration_hours),
+        start_after: args.start_after.known().cloned(),
+        start_before: args.start_before.known().cloned(),
         ..Default::default()
     }
 }

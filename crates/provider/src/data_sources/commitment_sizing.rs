@@ -3,16 +3,17 @@
 //! break-even utilisation and the cost curve. Prices are given, or the on-demand, spot and
 //! burst prices are looked up in the catalog for `cloud`, `region` and `gpu`.
 
+use crate::checks;
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::{self, Commitment, Sizing, SizingInput};
 use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::offer::Cloud;
 use gpu_core::query::{self, Capacity, GpuCount, OfferQuery};
+use serde::Deserialize;
+use tfplugin::Tf;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Schema, Type, Value};
-
-use crate::validate;
 
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_commitment_sizing";
@@ -66,15 +67,37 @@ pub fn schema() -> Schema {
     )
 }
 
-fn get<'a>(config: &'a Value, n: &str) -> Option<&'a Value> {
-    config.get_attr(n).filter(|v| !v.is_null())
+/// The arguments as typed values.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Args {
+    hourly_gpus: Tf<Vec<Tf<f64>>>,
+    hourly_gpus_csv: Tf<String>,
+    commit_usd_per_gpu_hour: Tf<f64>,
+    burst_usd_per_gpu_hour: Tf<f64>,
+    on_demand_usd_per_gpu_hour: Tf<f64>,
+    spot_usd_per_gpu_hour: Tf<f64>,
+    gpu_count: Tf<f64>,
+    floor_percentile: Tf<f64>,
+    burst_capacity: Tf<String>,
+    cloud: Tf<String>,
+    region: Tf<String>,
+    gpu: Tf<String>,
+    term: Tf<String>,
+}
+
+impl Args {
+    /// Decodes `config`; a value off the schema reads as no arguments.
+    fn of(config: &Value) -> Self {
+        tfplugin::tf::decode(config).unwrap_or_default()
+    }
 }
 
 /// Checks what can be checked before the history is read.
 pub fn validate(config: &Value) -> Diagnostics {
+    let args = Args::of(config);
     let mut d = Diagnostics::new();
-    let (list, csv) = (get(config, "hourly_gpus"), get(config, "hourly_gpus_csv"));
-    if list.is_some() == csv.is_some() {
+    if args.hourly_gpus.is_null() == args.hourly_gpus_csv.is_null() {
         d.push(
             Diagnostic::error(
                 "Give one demand history",
@@ -83,16 +106,19 @@ pub fn validate(config: &Value) -> Diagnostics {
             .at(AttributePath::attr("hourly_gpus")),
         );
     }
-    for n in [
-        "commit_usd_per_gpu_hour",
-        "burst_usd_per_gpu_hour",
-        "on_demand_usd_per_gpu_hour",
-        "spot_usd_per_gpu_hour",
-        "gpu_count",
+    for (n, value) in [
+        ("commit_usd_per_gpu_hour", &args.commit_usd_per_gpu_hour),
+        ("burst_usd_per_gpu_hour", &args.burst_usd_per_gpu_hour),
+        (
+            "on_demand_usd_per_gpu_hour",
+            &args.on_demand_usd_per_gpu_hour,
+        ),
+        ("spot_usd_per_gpu_hour", &args.spot_usd_per_gpu_hour),
+        ("gpu_count", &args.gpu_count),
     ] {
-        validate::non_negative(&mut d, config.get_attr(n), AttributePath::attr(n));
+        checks::non_negative(&mut d, value, AttributePath::attr(n));
     }
-    if let Some(p) = validate::known_f64(config.get_attr("floor_percentile"))
+    if let Some(p) = args.floor_percentile.known().copied()
         && !(0.0..=100.0).contains(&p)
     {
         d.attr_error(
@@ -103,13 +129,13 @@ pub fn validate(config: &Value) -> Diagnostics {
             ),
         );
     }
-    validate::one_of(
+    checks::one_of(
         &mut d,
-        config.get_attr("burst_capacity"),
+        &args.burst_capacity,
         AttributePath::attr("burst_capacity"),
         BURST_CAPACITIES,
     );
-    if let Some(c) = validate::known_str(config.get_attr("cloud"))
+    if let Some(c) = args.cloud.known()
         && c.parse::<Cloud>().is_err()
     {
         d.attr_error(
@@ -118,7 +144,7 @@ pub fn validate(config: &Value) -> Diagnostics {
             format!("`cloud` is {c:?}; valid: \"aws\", \"azure\", \"gcp\"."),
         );
     }
-    if let Some(g) = validate::known_str(config.get_attr("gpu"))
+    if let Some(g) = args.gpu.known()
         && let Err(e) = gpu_core::gpu::lookup(g)
     {
         d.attr_error(
@@ -127,7 +153,7 @@ pub fn validate(config: &Value) -> Diagnostics {
             format!("`gpu`: {e}"),
         );
     }
-    if let Some(t) = validate::known_str(config.get_attr("term"))
+    if let Some(t) = args.term.known()
         && !matches!(t.trim().to_ascii_lowercase().as_str(), "1y" | "3y")
     {
         d.attr_error(
@@ -136,10 +162,9 @@ pub fn validate(config: &Value) -> Diagnostics {
             format!("`term` is {t:?}: write \"1y\" or \"3y\"."),
         );
     }
-    let lookup = ["cloud", "region", "gpu"].map(|n| get(config, n).is_some());
-    if get(config, "commit_usd_per_gpu_hour").is_none()
-        && !(lookup.iter().all(|x| *x) && get(config, "term").is_some())
-    {
+    let lookup = [&args.cloud, &args.region, &args.gpu].map(|t| !t.is_null());
+    let can_look_up_rate = lookup.iter().all(|x| *x) && !args.term.is_null();
+    if args.commit_usd_per_gpu_hour.is_null() && !can_look_up_rate {
         d.push(
             Diagnostic::error(
                 "No commitment price",
@@ -148,7 +173,7 @@ pub fn validate(config: &Value) -> Diagnostics {
             .at(AttributePath::attr("commit_usd_per_gpu_hour")),
         );
     }
-    if get(config, "burst_usd_per_gpu_hour").is_none() && !lookup.iter().all(|x| *x) {
+    if args.burst_usd_per_gpu_hour.is_null() && !lookup.iter().all(|x| *x) {
         d.push(
             Diagnostic::error(
                 "No burst price",
@@ -167,13 +192,13 @@ struct Looked {
 }
 
 /// The cheapest price per GPU-hour of the configured GPU in the configured place.
-fn look_up(config: &Value, catalog: &Catalog, spot: bool, fresh: &Freshness) -> Option<Looked> {
-    let gpu = gpu_core::gpu::lookup(validate::known_str(get(config, "gpu"))?).ok()?;
-    let cloud: Cloud = validate::known_str(get(config, "cloud"))?.parse().ok()?;
-    let region = validate::known_str(get(config, "region"))?;
+fn look_up(args: &Args, catalog: &Catalog, spot: bool, fresh: &Freshness) -> Option<Looked> {
+    let gpu = gpu_core::gpu::lookup(args.gpu.known()?).ok()?;
+    let cloud: Cloud = args.cloud.known()?.parse().ok()?;
+    let region = args.region.known()?;
     let q = OfferQuery {
         gpus: vec![gpu],
-        gpu_count: validate::known_f64(get(config, "gpu_count")).map(GpuCount::Exact),
+        gpu_count: args.gpu_count.known().map(|n| GpuCount::Exact(*n)),
         clouds: vec![cloud],
         regions: vec![region.to_string()],
         capacity: if spot {
@@ -205,16 +230,12 @@ fn look_up(config: &Value, catalog: &Catalog, spot: bool, fresh: &Freshness) -> 
 
 /// The cheapest published commitment rate per GPU-hour of the configured GPU (and
 /// `gpu_count`) in the configured cloud, region and term.
-fn commit_rate(config: &Value, catalog: &Catalog) -> Option<Looked> {
-    let gpu = gpu_core::gpu::lookup(validate::known_str(get(config, "gpu"))?).ok()?;
-    let cloud: Cloud = validate::known_str(get(config, "cloud"))?.parse().ok()?;
-    let region = validate::known_str(get(config, "region"))?
-        .trim()
-        .to_ascii_lowercase();
-    let term = validate::known_str(get(config, "term"))?
-        .trim()
-        .to_ascii_lowercase();
-    let count = validate::known_f64(get(config, "gpu_count"));
+fn commit_rate(args: &Args, catalog: &Catalog) -> Option<Looked> {
+    let gpu = gpu_core::gpu::lookup(args.gpu.known()?).ok()?;
+    let cloud: Cloud = args.cloud.known()?.parse().ok()?;
+    let region = args.region.known()?.trim().to_ascii_lowercase();
+    let term = args.term.known()?.trim().to_ascii_lowercase();
+    let count = args.gpu_count.known().copied();
     catalog
         .offers()
         .iter()
@@ -258,33 +279,37 @@ pub fn read(
     let fail = |attr: &str, summary: &str, detail: String| -> ReadDataSourceResponse {
         Diagnostics::from(Diagnostic::error(summary, detail).at(AttributePath::attr(attr))).into()
     };
-    let hourly = match (get(config, "hourly_gpus"), get(config, "hourly_gpus_csv")) {
-        (Some(list), _) => list
-            .as_elements()
+    let args = Args::of(config);
+    let hourly = match (&args.hourly_gpus, &args.hourly_gpus_csv) {
+        (list, _) if !list.is_null() => list
+            .known()
+            .map(Vec::as_slice)
             .unwrap_or_default()
             .iter()
-            .map(|v| v.as_number().map_or(f64::NAN, |n| n.as_f64()))
+            .map(|v| v.known().copied().unwrap_or(f64::NAN))
             .collect(),
-        (_, Some(csv)) => match commitment::parse_csv(csv.as_str().unwrap_or_default()) {
-            Ok(v) => v,
-            Err(e) => return fail("hourly_gpus_csv", "Invalid hourly_gpus_csv", e),
-        },
+        (_, csv) if !csv.is_null() => {
+            match commitment::parse_csv(csv.known().map(String::as_str).unwrap_or_default()) {
+                Ok(v) => v,
+                Err(e) => return fail("hourly_gpus_csv", "Invalid hourly_gpus_csv", e),
+            }
+        }
         _ => Vec::new(),
     };
     let fresh = Freshness::at_most(default_age);
-    let given = |n: &str| validate::known_f64(get(config, n));
+    let given = |t: &Tf<f64>| t.known().copied();
     let mut sources = Vec::new();
-    let mut price = |n: &str, spot: bool| {
-        given(n).or_else(|| {
-            let l = look_up(config, catalog, spot, &fresh)?;
+    let mut price = |t: &Tf<f64>, spot: bool| {
+        given(t).or_else(|| {
+            let l = look_up(&args, catalog, spot, &fresh)?;
             sources.push(l.source);
             Some(l.usd)
         })
     };
-    let on_demand = price("on_demand_usd_per_gpu_hour", false);
-    let spot = price("spot_usd_per_gpu_hour", true);
-    let burst_spot = validate::known_str(get(config, "burst_capacity")) == Some("spot");
-    let burst = given("burst_usd_per_gpu_hour").or(if burst_spot { spot } else { on_demand });
+    let on_demand = price(&args.on_demand_usd_per_gpu_hour, false);
+    let spot = price(&args.spot_usd_per_gpu_hour, true);
+    let burst_spot = args.burst_capacity.known().map(String::as_str) == Some("spot");
+    let burst = given(&args.burst_usd_per_gpu_hour).or(if burst_spot { spot } else { on_demand });
     let Some(burst) = burst else {
         return fail(
             "burst_usd_per_gpu_hour",
@@ -295,9 +320,9 @@ pub fn read(
             ),
         );
     };
-    let commit = match given("commit_usd_per_gpu_hour") {
+    let commit = match given(&args.commit_usd_per_gpu_hour) {
         Some(c) => c,
-        None => match commit_rate(config, catalog) {
+        None => match commit_rate(&args, catalog) {
             Some(l) => {
                 sources.push(l.source);
                 l.usd
@@ -315,7 +340,7 @@ pub fn read(
         hourly_gpus: hourly,
         commit_usd_per_gpu_hour: commit,
         burst_usd_per_gpu_hour: burst,
-        floor_percentile: given("floor_percentile").unwrap_or(0.0),
+        floor_percentile: given(&args.floor_percentile).unwrap_or(0.0),
         on_demand_usd_per_gpu_hour: on_demand,
         spot_usd_per_gpu_hour: spot,
     };
@@ -325,7 +350,7 @@ pub fn read(
             let attr = match &e {
                 commitment::SizingError::BadPrice { name, .. } => name,
                 commitment::SizingError::BadPercentile(_) => "floor_percentile",
-                _ if get(config, "hourly_gpus").is_some() => "hourly_gpus",
+                _ if !args.hourly_gpus.is_null() => "hourly_gpus",
                 _ => "hourly_gpus_csv",
             };
             return fail(attr, "Cannot size the commitment", e.to_string());

@@ -1,8 +1,10 @@
 //! `gpu_models`: the GPU models the provider knows, with memory per GPU, architecture and
 //! the names clouds use for them.
 
-use crate::validate;
+use crate::checks;
 use gpu_core::gpu::{self, GpuModel};
+use serde::Deserialize;
+use tfplugin::Tf;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
 use tfplugin::{AttributePath, Diagnostics, Schema, Type, Value};
@@ -33,20 +35,31 @@ pub fn schema() -> Schema {
     )
 }
 
+/// The filters as typed values.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ModelFilters {
+    min_memory_gib: Tf<f64>,
+    vendor: Tf<String>,
+}
+
+impl ModelFilters {
+    /// Decodes `config`; a value off the schema reads as no filter.
+    fn of(config: &Value) -> Self {
+        tfplugin::tf::decode(config).unwrap_or_default()
+    }
+}
+
 /// Checks the filters.
 pub fn validate(config: &Value) -> Diagnostics {
+    let f = ModelFilters::of(config);
     let mut d = Diagnostics::new();
-    validate::non_negative(
+    checks::non_negative(
         &mut d,
-        config.get_attr("min_memory_gib"),
+        &f.min_memory_gib,
         AttributePath::attr("min_memory_gib"),
     );
-    validate::one_of(
-        &mut d,
-        config.get_attr("vendor"),
-        AttributePath::attr("vendor"),
-        VENDORS,
-    );
+    checks::one_of(&mut d, &f.vendor, AttributePath::attr("vendor"), VENDORS);
     d
 }
 
@@ -70,9 +83,11 @@ pub fn read(config: &Value) -> ReadDataSourceResponse {
             diagnostics,
         };
     }
-    let min = validate::known_f64(config.get_attr("min_memory_gib"));
-    let vendor = validate::known_str(config.get_attr("vendor"));
-    let models = matching(min, vendor);
+    let f = ModelFilters::of(config);
+    let models = matching(
+        f.min_memory_gib.known().copied(),
+        f.vendor.known().map(String::as_str),
+    );
     let names = Value::List(models.iter().map(|m| Value::string(m.name)).collect());
     let objects = Value::List(
         models

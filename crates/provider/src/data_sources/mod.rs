@@ -129,7 +129,7 @@ impl DataSource for OfferSource {
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let config = request.config();
         let default_age = self.provider.configured().and_then(|c| c.max_price_age());
-        if config.get_attr("live").and_then(Value::as_bool) != Some(true) {
+        if offer_query::Filters::of(config).live.known() != Some(&true) {
             return (self.read)(config, Catalog::embedded(), default_age);
         }
         let validation = (self.validate)(config);

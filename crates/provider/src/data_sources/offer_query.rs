@@ -2,16 +2,16 @@
 //! mapping onto `gpu_core::query::OfferQuery`; plus the offer record both data sources
 //! (and the CLI) return, so that every surface uses the same field names.
 
-use crate::validate;
+use crate::checks;
 use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::offer::{Cloud, OfferKey};
 use gpu_core::query::{
     Capacity, EmptyResult, Filter, GpuCount, OfferQuery, PricedOffer, QueryError,
 };
 use gpu_core::time::today_days;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tfplugin::schema::{Attribute, Block, NestedBlock};
-use tfplugin::{AttributePath, Diagnostic, Diagnostics, Type, Value};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Type, Value};
 
 /// Valid `capacity` values.
 pub const CAPACITIES: &[&str] = &["spot", "on_demand", "either"];
@@ -183,51 +183,105 @@ impl OfferRecord {
     }
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_elements)
-        .map(|es| {
-            es.iter()
-                .filter_map(|e| e.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The filter arguments as typed values (any data source's configuration that has them).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Filters {
+    /// `gpu`.
+    pub gpu: Tf<String>,
+    /// `gpus`.
+    pub gpus: Tf<Vec<Tf<String>>>,
+    /// `gpu_count`.
+    pub gpu_count: Tf<f64>,
+    /// `min_gpu_count`.
+    pub min_gpu_count: Tf<f64>,
+    /// `min_gpu_memory_gib`.
+    pub min_gpu_memory_gib: Tf<f64>,
+    /// `clouds`.
+    pub clouds: Tf<Vec<Tf<String>>>,
+    /// `regions`.
+    pub regions: Tf<Vec<Tf<String>>>,
+    /// `zones`.
+    pub zones: Tf<Vec<Tf<String>>>,
+    /// `capacity`.
+    pub capacity: Tf<String>,
+    /// `max_price_per_gpu_hour`.
+    pub max_price_per_gpu_hour: Tf<f64>,
+    /// `min_vcpus`.
+    pub min_vcpus: Tf<f64>,
+    /// `min_memory_gib`.
+    pub min_memory_gib: Tf<f64>,
+    /// `exclude_instance_types`.
+    pub exclude_instance_types: Tf<Vec<Tf<String>>>,
+    /// `min_saving_percent`.
+    pub min_saving_percent: Tf<f64>,
+    /// `max_price_age`.
+    pub max_price_age: Tf<String>,
+    /// `live`.
+    pub live: Tf<bool>,
+    /// The `prefer` block.
+    pub prefer: Tf<Prefer>,
+}
+
+/// The `prefer` block: the current choice.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Prefer {
+    /// `cloud`.
+    pub cloud: Tf<String>,
+    /// `region`.
+    pub region: Tf<String>,
+    /// `zone`.
+    pub zone: Tf<String>,
+    /// `instance_type`.
+    pub instance_type: Tf<String>,
+    /// `spot`.
+    pub spot: Tf<bool>,
+}
+
+impl Filters {
+    /// Decodes the filter arguments of `config`; a value off the schema reads as none.
+    pub fn of(config: &Value) -> Self {
+        tfplugin::tf::decode(config).unwrap_or_default()
+    }
 }
 
 /// Static checks of the filter arguments; unknown values are skipped.
 pub fn validate(config: &Value) -> Diagnostics {
+    let f = Filters::of(config);
     let mut d = Diagnostics::new();
-    let get = |n: &str| config.get_attr(n).filter(|v| !v.is_null());
-    if get("gpu").is_some() && get("gpus").is_some() {
+    if !f.gpu.is_null() && !f.gpus.is_null() {
         d.attr_error(
             AttributePath::attr("gpus"),
             "Conflicting arguments",
             "Set either `gpu` (one model) or `gpus` (several), not both.",
         );
     }
-    if get("gpu_count").is_some() && get("min_gpu_count").is_some() {
+    if !f.gpu_count.is_null() && !f.min_gpu_count.is_null() {
         d.attr_error(
             AttributePath::attr("min_gpu_count"),
             "Conflicting arguments",
             "Set either `gpu_count` (exact) or `min_gpu_count` (at least), not both.",
         );
     }
-    if let Some(name) = validate::known_str(get("gpu")) {
+    if let Some(name) = f.gpu.known() {
         gpu_name(&mut d, name, AttributePath::attr("gpu"));
     }
-    if let Some(list) = get("gpus").and_then(Value::as_elements) {
-        for (i, e) in list.iter().enumerate() {
-            if let Some(name) = e.as_str() {
-                gpu_name(
-                    &mut d,
-                    name,
-                    AttributePath::attr("gpus").then_index(i as i64),
-                );
-            }
+    for (i, e) in f.gpus.known().into_iter().flatten().enumerate() {
+        if let Some(name) = e.known() {
+            gpu_name(
+                &mut d,
+                name,
+                AttributePath::attr("gpus").then_index(i as i64),
+            );
         }
     }
-    for attr in ["gpu_count", "min_gpu_count"] {
-        if let Some(n) = validate::known_f64(get(attr))
-            && n <= 0.0
+    for (attr, value) in [
+        ("gpu_count", &f.gpu_count),
+        ("min_gpu_count", &f.min_gpu_count),
+    ] {
+        if let Some(n) = value.known()
+            && *n <= 0.0
         {
             d.attr_error(
                 AttributePath::attr(attr),
@@ -236,53 +290,51 @@ pub fn validate(config: &Value) -> Diagnostics {
             );
         }
     }
-    for attr in [
-        "min_gpu_memory_gib",
-        "max_price_per_gpu_hour",
-        "min_vcpus",
-        "min_memory_gib",
-        "min_saving_percent",
+    for (attr, value) in [
+        ("min_gpu_memory_gib", &f.min_gpu_memory_gib),
+        ("max_price_per_gpu_hour", &f.max_price_per_gpu_hour),
+        ("min_vcpus", &f.min_vcpus),
+        ("min_memory_gib", &f.min_memory_gib),
+        ("min_saving_percent", &f.min_saving_percent),
     ] {
-        validate::non_negative(&mut d, get(attr), AttributePath::attr(attr));
+        checks::non_negative(&mut d, value, AttributePath::attr(attr));
     }
-    validate::price_age(
+    checks::price_age(
         &mut d,
-        get("max_price_age"),
+        &f.max_price_age,
         AttributePath::attr("max_price_age"),
     );
-    if let Some(list) = get("clouds").and_then(Value::as_elements) {
-        let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
-        for (i, e) in list.iter().enumerate() {
-            validate::one_of(
-                &mut d,
-                Some(e),
-                AttributePath::attr("clouds").then_index(i as i64),
-                &valid,
-            );
-        }
+    let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
+    for (i, e) in f.clouds.known().into_iter().flatten().enumerate() {
+        checks::one_of(
+            &mut d,
+            e,
+            AttributePath::attr("clouds").then_index(i as i64),
+            &valid,
+        );
     }
-    validate::one_of(
+    checks::one_of(
         &mut d,
-        get("capacity"),
+        &f.capacity,
         AttributePath::attr("capacity"),
         CAPACITIES,
     );
-    for attr in ["regions", "zones", "exclude_instance_types"] {
-        if let Some(list) = get(attr).and_then(Value::as_elements) {
-            for (i, e) in list.iter().enumerate() {
-                if let Some(pattern) = e.as_str()
-                    && let Err(err) = glob::Pattern::new(pattern)
-                {
-                    d.attr_error(AttributePath::attr(attr).then_index(i as i64), format!("Invalid {attr} pattern"), format!("{pattern:?} is not a valid glob: {err}. Use `*` for any text and `?` for one character."));
-                }
+    for (attr, list) in [
+        ("regions", &f.regions),
+        ("zones", &f.zones),
+        ("exclude_instance_types", &f.exclude_instance_types),
+    ] {
+        for (i, e) in list.known().into_iter().flatten().enumerate() {
+            if let Some(pattern) = e.known()
+                && let Err(err) = glob::Pattern::new(pattern)
+            {
+                d.attr_error(AttributePath::attr(attr).then_index(i as i64), format!("Invalid {attr} pattern"), format!("{pattern:?} is not a valid glob: {err}. Use `*` for any text and `?` for one character."));
             }
         }
     }
-    if let Some(prefer) = get("prefer")
-        && let Some(cloud) = validate::known_str(prefer.get_attr("cloud"))
+    if let Some(cloud) = f.prefer.known().and_then(|p| p.cloud.known())
         && cloud.parse::<Cloud>().is_err()
     {
-        let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
         d.attr_error(
             AttributePath::attr("prefer").then_attr("cloud"),
             "Invalid prefer.cloud",
@@ -317,50 +369,50 @@ pub fn build(
     if d.has_errors() {
         return Err(d);
     }
-    let get = |n: &str| config.get_attr(n).filter(|v| !v.is_null());
-    let mut names = strings(get("gpus"));
-    if let Some(g) = validate::known_str(get("gpu")) {
-        names.push(g.to_string());
+    let f = Filters::of(config);
+    let mut names = checks::strings(&f.gpus);
+    if let Some(g) = f.gpu.known() {
+        names.push(g.clone());
     }
     let mut query = OfferQuery::default()
         .with_gpu_names(&names)
         .map_err(query_error)?;
-    query.gpu_count = validate::known_f64(get("gpu_count"))
-        .map(GpuCount::Exact)
-        .or_else(|| validate::known_f64(get("min_gpu_count")).map(GpuCount::AtLeast));
-    query.min_vram_gib = validate::known_f64(get("min_gpu_memory_gib"));
-    query.clouds = strings(get("clouds"))
+    query.gpu_count = f
+        .gpu_count
+        .known()
+        .map(|n| GpuCount::Exact(*n))
+        .or_else(|| f.min_gpu_count.known().map(|n| GpuCount::AtLeast(*n)));
+    query.min_vram_gib = f.min_gpu_memory_gib.known().copied();
+    query.clouds = checks::strings(&f.clouds)
         .iter()
         .filter_map(|c| c.parse().ok())
         .collect();
-    query.regions = strings(get("regions"));
-    query.zones = strings(get("zones"));
-    query.capacity = match validate::known_str(get("capacity")) {
+    query.regions = checks::strings(&f.regions);
+    query.zones = checks::strings(&f.zones);
+    query.capacity = match f.capacity.known().map(String::as_str) {
         Some("spot") => Capacity::Spot,
         Some("on_demand") => Capacity::OnDemand,
         Some(_) => Capacity::Either,
         None => default_capacity,
     };
-    query.max_price_per_gpu_hour = validate::known_f64(get("max_price_per_gpu_hour"));
-    query.min_vcpus = validate::known_f64(get("min_vcpus"));
-    query.min_memory_gib = validate::known_f64(get("min_memory_gib"));
-    query.exclude_instance_types = strings(get("exclude_instance_types"));
-    query.min_saving_percent = validate::known_f64(get("min_saving_percent")).unwrap_or(0.0);
-    let age = validate::known_str(get("max_price_age")).and_then(|s| s.parse().ok());
+    query.max_price_per_gpu_hour = f.max_price_per_gpu_hour.known().copied();
+    query.min_vcpus = f.min_vcpus.known().copied();
+    query.min_memory_gib = f.min_memory_gib.known().copied();
+    query.exclude_instance_types = checks::strings(&f.exclude_instance_types);
+    query.min_saving_percent = f.min_saving_percent.known().copied().unwrap_or(0.0);
+    let age = f.max_price_age.known().and_then(|s| s.parse().ok());
     query.freshness = Freshness::at_most(age.or(default_age));
-    if let Some(p) = get("prefer") {
+    if let Some(p) = f.prefer.known() {
         query.prefer = Some(OfferKey {
-            cloud: validate::known_str(p.get_attr("cloud"))
+            cloud: p
+                .cloud
+                .known()
                 .and_then(|c| c.parse().ok())
                 .unwrap_or(Cloud::Aws),
-            region: validate::known_str(p.get_attr("region"))
-                .unwrap_or_default()
-                .to_string(),
-            zone: validate::known_str(p.get_attr("zone")).map(str::to_string),
-            instance_type: validate::known_str(p.get_attr("instance_type"))
-                .unwrap_or_default()
-                .to_string(),
-            spot: p.get_attr("spot").and_then(Value::as_bool).unwrap_or(false),
+            region: p.region.known().cloned().unwrap_or_default(),
+            zone: p.zone.known().cloned(),
+            instance_type: p.instance_type.known().cloned().unwrap_or_default(),
+            spot: p.spot.known().copied().unwrap_or(false),
         });
     }
     Ok(query)
@@ -368,10 +420,10 @@ pub fn build(
 
 /// The data source attribute a core query field comes from.
 fn attribute_of(field: &str, config: &Value) -> String {
-    let set = |n: &str| config.get_attr(n).is_some_and(|v| !v.is_null());
+    let f = Filters::of(config);
     match field {
-        "gpus" if set("gpu") => "gpu".into(),
-        "gpu_count" if set("min_gpu_count") => "min_gpu_count".into(),
+        "gpus" if !f.gpu.is_null() => "gpu".into(),
+        "gpu_count" if !f.min_gpu_count.is_null() => "min_gpu_count".into(),
         "min_vram_gib" => "min_gpu_memory_gib".into(),
         other => other.into(),
     }

@@ -1,10 +1,11 @@
 //! `gpu_offers`: the ranked list of GPU offers that pass the filters.
 
 use super::offer_query::{self, OfferRecord};
-use crate::validate;
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
+use serde::Deserialize;
+use tfplugin::Tf;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
 use tfplugin::{AttributePath, Diagnostics, Schema, Type, Value};
@@ -34,10 +35,23 @@ pub fn schema() -> Schema {
     Schema::new(block)
 }
 
+/// `limit`, the one argument besides the filters.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Limit {
+    limit: Tf<f64>,
+}
+
+/// The known `limit` of `config`.
+fn limit(config: &Value) -> Option<f64> {
+    let l: Limit = tfplugin::tf::decode(config).unwrap_or_default();
+    l.limit.known().copied()
+}
+
 /// Checks the filters and `limit`.
 pub fn validate(config: &Value) -> Diagnostics {
     let mut d = offer_query::validate(config);
-    if let Some(n) = validate::known_f64(config.get_attr("limit"))
+    if let Some(n) = limit(config)
         && !(n >= 1.0 && n.fract() == 0.0)
     {
         d.attr_error(
@@ -67,8 +81,7 @@ pub fn read(
         Ok(q) => q,
         Err(d) => return fail(d),
     };
-    q.limit =
-        Some(validate::known_f64(config.get_attr("limit")).map_or(DEFAULT_LIMIT, |n| n as usize));
+    q.limit = Some(limit(config).map_or(DEFAULT_LIMIT, |n| n as usize));
     let result = match query::run(catalog, &q) {
         Ok(r) => r,
         Err(e) => return fail(offer_query::query_error(e)),

@@ -1,7 +1,7 @@
 //! `gpu_pool_placement`: the (cloud, region, instance type) where a pool's whole expected
 //! bill is lowest, on-demand floor plus spot above it, with every price's provenance.
 
-use crate::validate;
+use crate::checks;
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::offer::Cloud;
@@ -9,9 +9,10 @@ use gpu_core::pool::placement::{
     self, BillLine, Candidate, Place, Placement, PlacementError, PlacementQuery,
 };
 use gpu_core::query::{Capacity, GpuCount, OfferQuery};
+use serde::Deserialize;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
-use tfplugin::{AttributePath, Diagnostic, Diagnostics, Schema, Type, Value};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Schema, Tf, Type, Value};
 
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_pool_placement";
@@ -82,27 +83,45 @@ pub fn schema() -> Schema {
     )
 }
 
-/// The known value of attribute `n`, if set.
-fn get<'a>(config: &'a Value, n: &str) -> Option<&'a Value> {
-    config.get_attr(n).filter(|v| !v.is_null())
+/// The arguments as typed values.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct Args {
+    gpu: Tf<String>,
+    gpu_count: Tf<f64>,
+    min_nodes: Tf<f64>,
+    max_nodes: Tf<f64>,
+    on_demand_min: Tf<f64>,
+    expected_nodes: Tf<f64>,
+    clouds: Tf<Vec<Tf<String>>>,
+    regions: Tf<Vec<Tf<String>>>,
+    max_price_age: Tf<String>,
+    reserved_usd_per_gpu_hour: Tf<f64>,
+    min_saving_percent: Tf<f64>,
+    prefer: Tf<PreferArgs>,
 }
 
-/// The strings of a known list attribute.
-fn strings(config: &Value, n: &str) -> Vec<String> {
-    get(config, n)
-        .and_then(Value::as_elements)
-        .map(|es| {
-            es.iter()
-                .filter_map(|e| e.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The `prefer` block.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct PreferArgs {
+    cloud: Tf<String>,
+    region: Tf<String>,
+    instance_type: Tf<String>,
+}
+
+impl Args {
+    /// Decodes `config`; a value off the schema reads as no arguments.
+    fn of(config: &Value) -> Self {
+        tfplugin::tf::decode(config).unwrap_or_default()
+    }
 }
 
 /// Checks the arguments that are known; the core's own checks follow at read.
 pub fn validate(config: &Value) -> Diagnostics {
+    let args = Args::of(config);
     let mut d = Diagnostics::new();
-    if let Some(name) = validate::known_str(get(config, "gpu"))
+    if let Some(name) = args.gpu.known()
         && let Err(e) = gpu_core::gpu::lookup(name)
     {
         d.attr_error(
@@ -111,14 +130,14 @@ pub fn validate(config: &Value) -> Diagnostics {
             format!("{e}. The `gpu_models` data source lists every model."),
         );
     }
-    for (attr, min) in [
-        ("gpu_count", 1.0),
-        ("min_nodes", 0.0),
-        ("max_nodes", 1.0),
-        ("on_demand_min", 0.0),
-        ("expected_nodes", 0.0),
+    for (attr, value, min) in [
+        ("gpu_count", &args.gpu_count, 1.0),
+        ("min_nodes", &args.min_nodes, 0.0),
+        ("max_nodes", &args.max_nodes, 1.0),
+        ("on_demand_min", &args.on_demand_min, 0.0),
+        ("expected_nodes", &args.expected_nodes, 0.0),
     ] {
-        if let Some(n) = validate::known_f64(get(config, attr))
+        if let Some(n) = value.known().copied()
             && !(n.fract() == 0.0 && n >= min && n <= f64::from(u32::MAX))
         {
             d.attr_error(
@@ -128,18 +147,21 @@ pub fn validate(config: &Value) -> Diagnostics {
             );
         }
     }
-    for attr in ["reserved_usd_per_gpu_hour", "min_saving_percent"] {
-        validate::non_negative(&mut d, get(config, attr), AttributePath::attr(attr));
+    for (attr, value) in [
+        ("reserved_usd_per_gpu_hour", &args.reserved_usd_per_gpu_hour),
+        ("min_saving_percent", &args.min_saving_percent),
+    ] {
+        checks::non_negative(&mut d, value, AttributePath::attr(attr));
     }
-    validate::price_age(
+    checks::price_age(
         &mut d,
-        get(config, "max_price_age"),
+        &args.max_price_age,
         AttributePath::attr("max_price_age"),
     );
     let valid: Vec<&str> = placement::POOL_CLOUDS.iter().map(|c| c.as_str()).collect();
-    if let Some(list) = get(config, "clouds").and_then(Value::as_elements) {
+    if let Some(list) = args.clouds.known() {
         for (i, c) in list.iter().enumerate() {
-            if let Some(c) = c.as_str()
+            if let Some(c) = c.known().map(String::as_str)
                 && !valid.contains(&c)
             {
                 let why = if c.parse::<Cloud>().is_ok() {
@@ -155,10 +177,10 @@ pub fn validate(config: &Value) -> Diagnostics {
             }
         }
     }
-    if let Some(prefer) = get(config, "prefer") {
-        validate::one_of(
+    if let Some(prefer) = args.prefer.known() {
+        checks::one_of(
             &mut d,
-            prefer.get_attr("cloud"),
+            &prefer.cloud,
             AttributePath::attr("prefer").then_attr("cloud"),
             &valid,
         );
@@ -181,31 +203,32 @@ pub fn validate(config: &Value) -> Diagnostics {
 
 /// The core query, when every argument it needs is known and valid.
 fn query(config: &Value, default_age: Option<MaxPriceAge>) -> Option<PlacementQuery> {
-    let whole = |n: &str| validate::known_f64(get(config, n)).map(|x| x as u32);
-    let age = validate::known_str(get(config, "max_price_age")).and_then(|s| s.parse().ok());
-    let prefer = get(config, "prefer").and_then(|p| {
+    let args = Args::of(config);
+    let whole = |n: &Tf<f64>| n.known().map(|x| *x as u32);
+    let age = args.max_price_age.known().and_then(|s| s.parse().ok());
+    let prefer = args.prefer.known().and_then(|p| {
         Some(Place {
-            cloud: validate::known_str(p.get_attr("cloud"))?.parse().ok()?,
-            region: validate::known_str(p.get_attr("region"))?.to_string(),
-            instance_type: validate::known_str(p.get_attr("instance_type"))?.to_string(),
+            cloud: p.cloud.known()?.parse().ok()?,
+            region: p.region.known()?.clone(),
+            instance_type: p.instance_type.known()?.clone(),
         })
     });
     Some(PlacementQuery {
-        gpu: gpu_core::gpu::lookup(validate::known_str(get(config, "gpu"))?).ok()?,
-        gpu_count: whole("gpu_count")?,
-        min_nodes: whole("min_nodes")?,
-        max_nodes: whole("max_nodes")?,
-        on_demand_min: whole("on_demand_min").unwrap_or(0),
-        expected_nodes: whole("expected_nodes"),
-        clouds: strings(config, "clouds")
+        gpu: gpu_core::gpu::lookup(args.gpu.known()?).ok()?,
+        gpu_count: whole(&args.gpu_count)?,
+        min_nodes: whole(&args.min_nodes)?,
+        max_nodes: whole(&args.max_nodes)?,
+        on_demand_min: whole(&args.on_demand_min).unwrap_or(0),
+        expected_nodes: whole(&args.expected_nodes),
+        clouds: checks::strings(&args.clouds)
             .iter()
             .filter_map(|c| c.parse::<Cloud>().ok())
             .collect(),
-        regions: strings(config, "regions"),
+        regions: checks::strings(&args.regions),
         freshness: Freshness::at_most(age.or(default_age)),
-        reserved_usd_per_gpu_hour: validate::known_f64(get(config, "reserved_usd_per_gpu_hour")),
+        reserved_usd_per_gpu_hour: args.reserved_usd_per_gpu_hour.known().copied(),
         prefer,
-        min_saving_percent: validate::known_f64(get(config, "min_saving_percent")).unwrap_or(0.0),
+        min_saving_percent: args.min_saving_percent.known().copied().unwrap_or(0.0),
     })
 }
 
