@@ -17,8 +17,10 @@ pub fn strings(list: &Tf<Vec<Tf<String>>>) -> Vec<String> {
 
 /// The known whole number (a fraction reads as none, as `Value::as_i64` does).
 pub fn whole(t: &Tf<f64>) -> Option<i64> {
+    // 2^63 as f64; the open upper bound keeps the cast exact.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
     t.known()
-        .filter(|n| n.fract() == 0.0 && n.is_finite())
+        .filter(|n| n.fract() == 0.0 && (-LIMIT..LIMIT).contains(*n))
         .map(|n| *n as i64)
 }
 
