@@ -14,9 +14,10 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
 use super::desired::{self, Settings};
 use super::groups;
+use super::inputs;
 use super::inputs::connect;
-use super::inputs::{self, text};
 use super::live_state::state_from_live;
+use super::model::{self, PoolModel};
 use super::plan::set;
 
 /// Creates, updates or destroys the pool so the cloud matches `planned`.
@@ -140,7 +141,7 @@ async fn destroy(
 ) -> ApplyResourceChangeResponse {
     let mut diags = Diagnostics::new();
     let timeouts = inputs::timeouts(prior, &mut diags);
-    let name = text(prior, "name");
+    let name = model::text(&PoolModel::of(prior).name);
     let cluster = match cluster_of(prior) {
         Ok(c) => c,
         Err(d) => return failed(prior.clone(), d),
@@ -175,7 +176,7 @@ async fn destroy(
         },
         Some(e) => {
             diags.push(Diagnostic::error(
-                format!("Destroying gpu_node_pool `{}` failed", text(prior, "name")),
+                format!("Destroying gpu_node_pool `{}` failed", name),
                 format!("{e}\nThe state keeps the node groups that still exist; run `terraform destroy` again."),
             ));
             ApplyResourceChangeResponse {
@@ -194,7 +195,7 @@ pub(super) fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[Strin
         .into_iter()
         .map(|c| layout::base_name(cloud, name, c))
         .collect();
-    set.extend(groups::names(prior.get_attr("node_groups")));
+    set.extend(groups::names(prior));
     set.extend(wanted.iter().cloned());
     set.into_iter().collect()
 }
@@ -203,7 +204,8 @@ pub(super) fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[Strin
 /// cloud, region and `cluster` do not name one.
 pub(super) fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
     let cloud = super::inputs::cloud_of(v);
-    ClusterRef::parse(cloud, &super::inputs::region_of(v), &text(v, "cluster")).map_err(|e| {
+    let cluster = model::text(&PoolModel::of(v).cluster);
+    ClusterRef::parse(cloud, &super::inputs::region_of(v), &cluster).map_err(|e| {
         Diagnostic::error("Invalid cluster", format!("`cluster`: {e}"))
             .at(AttributePath::attr("cluster"))
             .into()
@@ -224,9 +226,7 @@ pub(super) fn split_ownership(
     if adopt_all {
         return (live, Vec::new());
     }
-    let recorded: BTreeSet<String> = groups::names(prior.get_attr("node_groups"))
-        .into_iter()
-        .collect();
+    let recorded: BTreeSet<String> = groups::names(prior).into_iter().collect();
     let rules = api.traits();
     live.into_iter()
         .partition(|g| recorded.contains(g.name()) || rules.owned_by(&g.spec, pool))

@@ -9,7 +9,7 @@ use gpu_core::seam::{is_guid, is_zone_of};
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{AttributePath, Diagnostics, Type, Value};
 
-use super::inputs::{opt_text, strings};
+use super::model::{self, GcpModel, PoolModel};
 
 /// AKS `osSKU` values of Linux node pools that run NVIDIA GPUs, as ARM spells them.
 pub const AKS_OS_SKUS: [&str; 5] = [
@@ -77,11 +77,6 @@ fn quoted(values: &[&str]) -> String {
         .join(", ")
 }
 
-/// The known `block` of `v`, if set.
-fn block<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
-    v.get_attr(name).filter(|b| !b.is_null() && b.is_known())
-}
-
 /// `value` spelled as in `allowed` (compared in any letter case).
 fn canonical<'a>(value: &str, allowed: &[&'a str]) -> Option<&'a str> {
     allowed
@@ -101,20 +96,19 @@ fn mapped(value: &str, table: &[(&str, &'static str)]) -> Option<&'static str> {
 /// The AKS node class of pool `v`: its `azure` block, defaults for what is unset
 /// (Ubuntu, the AKS-installed driver, the cluster's subnet, regional).
 pub fn azure_class(v: &Value) -> AzureClass {
-    let b = block(v, "azure");
-    let get = |name: &str| b.and_then(|b| opt_text(b, name));
-    let mut zones = b.and_then(|b| strings(b, "zones")).unwrap_or_default();
+    let b = PoolModel::of(v).azure.into_known().unwrap_or_default();
+    let mut zones = model::strings(&b.zones).unwrap_or_default();
     zones.iter_mut().for_each(|z| *z = z.trim().to_string());
     zones.sort();
     zones.dedup();
     AzureClass {
-        subnet: get("subnet_id").map(|s| s.trim().to_string()),
+        subnet: model::opt(&b.subnet_id).map(|s| s.trim().to_string()),
         zones,
-        os_sku: get("os_sku")
+        os_sku: model::opt(&b.os_sku)
             .and_then(|s| canonical(&s, &AKS_OS_SKUS))
             .unwrap_or("Ubuntu")
             .into(),
-        gpu_driver: get("gpu_driver")
+        gpu_driver: model::opt(&b.gpu_driver)
             .and_then(|s| mapped(&s, &AKS_DRIVERS))
             .unwrap_or("Install")
             .into(),
@@ -130,10 +124,8 @@ pub fn azure_class(v: &Value) -> AzureClass {
 /// GKE's default driver, the cluster's zones, the default service account). The GPU's
 /// accelerator type and count are the layout's, from the pool's GPU.
 pub fn gcp_class(v: &Value) -> GcpClass {
-    let b = block(v, "gcp");
-    let get = |name: &str| b.and_then(|b| opt_text(b, name));
-    let mut locations: Vec<String> = b
-        .and_then(|b| strings(b, "node_locations"))
+    let b = PoolModel::of(v).gcp.into_known().unwrap_or_default();
+    let mut locations: Vec<String> = model::strings(&b.node_locations)
         .unwrap_or_default()
         .into_iter()
         .map(|z| z.trim().to_ascii_lowercase())
@@ -141,22 +133,23 @@ pub fn gcp_class(v: &Value) -> GcpClass {
     locations.sort();
     locations.dedup();
     GcpClass {
-        service_account: get("service_account").map(|s| s.trim().to_ascii_lowercase()),
+        service_account: model::opt(&b.service_account).map(|s| s.trim().to_ascii_lowercase()),
         locations,
-        image_type: get("image_type")
+        image_type: model::opt(&b.image_type)
             .and_then(|s| canonical(&s, &GKE_IMAGE_TYPES))
             .unwrap_or("COS_CONTAINERD")
             .into(),
-        driver_version: get("gpu_driver_version")
+        driver_version: model::opt(&b.gpu_driver_version)
             .and_then(|s| mapped(&s, &GKE_DRIVERS))
             .unwrap_or("DEFAULT")
             .into(),
         // A `reservation` block's commitment wins (the two are refused together).
         reservation: commitment_reservation(v).or_else(|| {
-            get("reservation_affinity")
+            model::opt(&b.reservation_affinity)
                 .and_then(|s| mapped(&s, &GKE_RESERVATIONS))
                 .and_then(|t| {
-                    let name = get("reservation_name").map(|n| n.trim().to_ascii_lowercase());
+                    let name =
+                        model::opt(&b.reservation_name).map(|n| n.trim().to_ascii_lowercase());
                     gpu_core::clouds::gcp::rules::reservation_from_gke(
                         t,
                         &name.into_iter().collect::<Vec<_>>(),
@@ -214,11 +207,11 @@ pub fn check_own(config: &Value, cloud: Cloud, region: Option<&str>, d: &mut Dia
 
 /// Checks the `azure` block of an azure pool (unknown values pass).
 fn check_azure(config: &Value, d: &mut Diagnostics) {
-    let Some(b) = block(config, "azure") else {
+    let Some(b) = PoolModel::of(config).azure.into_known() else {
         return;
     };
     let at = |name: &str| AttributePath::attr("azure").then_attr(name);
-    if let Some(s) = opt_text(b, "subnet_id")
+    if let Some(s) = model::opt(&b.subnet_id)
         && !is_subnet_arm_id(&s)
     {
         d.attr_error(
@@ -227,7 +220,7 @@ fn check_azure(config: &Value, d: &mut Diagnostics) {
             format!("`azure.subnet_id` is {s:?}; it must be a subnet's ARM id such as \"/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/gpu\"."),
         );
     }
-    if let Some(zones) = strings(b, "zones") {
+    if let Some(zones) = model::strings(&b.zones) {
         for z in zones.iter().filter(|z| canonical(z, &AKS_ZONES).is_none()) {
             d.attr_error(
                 at("zones"),
@@ -238,7 +231,7 @@ fn check_azure(config: &Value, d: &mut Diagnostics) {
             );
         }
     }
-    if let Some(s) = opt_text(b, "os_sku")
+    if let Some(s) = model::opt(&b.os_sku)
         && canonical(&s, &AKS_OS_SKUS).is_none()
     {
         d.attr_error(
@@ -250,7 +243,7 @@ fn check_azure(config: &Value, d: &mut Diagnostics) {
             ),
         );
     }
-    if let Some(s) = opt_text(b, "gpu_driver")
+    if let Some(s) = model::opt(&b.gpu_driver)
         && mapped(&s, &AKS_DRIVERS).is_none()
     {
         d.attr_error(
@@ -264,21 +257,19 @@ fn check_azure(config: &Value, d: &mut Diagnostics) {
 /// Checks the `gcp` block of a gcp pool priced in `region` (unknown values pass; zones
 /// are checked against the region once it is known).
 fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
-    let Some(b) = block(config, "gcp") else {
+    let pool = PoolModel::of(config);
+    let Some(b) = pool.gcp.known() else {
         return;
     };
     let at = |name: &str| AttributePath::attr("gcp").then_attr(name);
-    if config.get_attr("reservation").is_some_and(|r| !r.is_null())
-        && b.get_attr("reservation_affinity")
-            .is_some_and(|a| !a.is_null())
-    {
+    if !pool.reservation.is_null() && !b.reservation_affinity.is_null() {
         d.attr_error(
             at("reservation_affinity"),
             "Invalid gcp.reservation_affinity",
             "`gcp.reservation_affinity` and a `reservation` block both say which reservation the on-demand pool consumes: keep one (the `reservation` block also prices the floor at the commitment's price).",
         );
     }
-    if let Some(s) = opt_text(b, "service_account")
+    if let Some(s) = model::opt(&b.service_account)
         && !is_email(&s)
     {
         d.attr_error(
@@ -287,7 +278,7 @@ fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
             format!("`gcp.service_account` is {s:?}; give the service account's e-mail, such as \"gpu-nodes@my-project.iam.gserviceaccount.com\"."),
         );
     }
-    if let Some(zones) = strings(b, "node_locations") {
+    if let Some(zones) = model::strings(&b.node_locations) {
         if zones.is_empty() {
             d.attr_error(
                 at("node_locations"),
@@ -306,7 +297,7 @@ fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
             }
         }
     }
-    if let Some(s) = opt_text(b, "image_type")
+    if let Some(s) = model::opt(&b.image_type)
         && canonical(&s, &GKE_IMAGE_TYPES).is_none()
     {
         d.attr_error(
@@ -318,7 +309,7 @@ fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
             ),
         );
     }
-    if let Some(s) = opt_text(b, "gpu_driver_version")
+    if let Some(s) = model::opt(&b.gpu_driver_version)
         && mapped(&s, &GKE_DRIVERS).is_none()
     {
         d.attr_error(
@@ -332,14 +323,13 @@ fn check_gcp(config: &Value, region: Option<&str>, d: &mut Diagnostics) {
 
 /// `gcp.reservation_affinity` and `gcp.reservation_name`: a known affinity, and a name
 /// exactly when it is `specific`, shaped as Compute Engine names reservations.
-fn check_reservation(b: &Value, d: &mut Diagnostics) {
+fn check_reservation(b: &GcpModel, d: &mut Diagnostics) {
     let at = |name: &str| AttributePath::attr("gcp").then_attr(name);
-    let unknown = |name: &str| b.get_attr(name).is_some_and(|v| !v.is_known());
-    if unknown("reservation_affinity") || unknown("reservation_name") {
+    if b.reservation_affinity.is_unknown() || b.reservation_name.is_unknown() {
         return;
     }
-    let affinity = opt_text(b, "reservation_affinity");
-    let name = opt_text(b, "reservation_name");
+    let affinity = model::opt(&b.reservation_affinity);
+    let name = model::opt(&b.reservation_name);
     let kind = affinity
         .as_deref()
         .map(|a| (a, mapped(a, &GKE_RESERVATIONS)));

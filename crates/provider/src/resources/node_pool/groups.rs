@@ -9,9 +9,10 @@ use gpu_core::offer::Cloud;
 use gpu_core::pool::CapacityType;
 use gpu_core::pool::layout::class_for_capacity;
 use gpu_core::seam::NodeGroup;
-use tfplugin::Value;
+use tfplugin::{Tf, Value};
 
 use super::inputs;
+use super::model::{self, GroupModel, PoolModel};
 
 /// One `node_groups` element: `capacity` is `on-demand` or `spot`, `image` the node image
 /// (EKS AMI type, AKS OS SKU, GKE image type), `id` the cloud's id of the group (an ARN on
@@ -92,26 +93,30 @@ pub fn capacity_of(g: &NodeGroup) -> CapacityType {
     }
 }
 
-/// Cloud ids by group name from a `node_groups` value.
-pub fn ids(v: Option<&Value>) -> BTreeMap<String, String> {
-    v.and_then(Value::as_elements)
+/// The known `node_groups` elements of pool `pool` (config, plan or state).
+fn recorded(pool: &Value) -> Vec<GroupModel> {
+    PoolModel::of(pool)
+        .node_groups
+        .into_known()
         .unwrap_or_default()
-        .iter()
-        .filter_map(|g| {
-            Some((
-                g.get_attr("name")?.as_str()?.to_string(),
-                g.get_attr("id")?.as_str()?.to_string(),
-            ))
-        })
+        .into_iter()
+        .filter_map(Tf::into_known)
         .collect()
 }
 
-/// Group names from a `node_groups` value.
-pub fn names(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_elements)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|g| g.get_attr("name")?.as_str().map(str::to_string))
+/// Cloud ids by group name from pool `pool`'s `node_groups`.
+pub fn ids(pool: &Value) -> BTreeMap<String, String> {
+    recorded(pool)
+        .into_iter()
+        .filter_map(|g| Some((g.name.into_known()?, g.id.into_known()?)))
+        .collect()
+}
+
+/// Group names from pool `pool`'s `node_groups`.
+pub fn names(pool: &Value) -> Vec<String> {
+    recorded(pool)
+        .into_iter()
+        .filter_map(|g| g.name.into_known())
         .collect()
 }
 
@@ -123,25 +128,18 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
         return Vec::new();
     }
     let class = inputs::node_class(state, cloud);
-    let keeps_reclaimed = inputs::opt_text(state, "reclaim")
-        .and_then(|r| gpu_core::pool::Reclaim::parse(&r))
+    let keeps_reclaimed = PoolModel::of(state)
+        .reclaim
+        .known()
+        .and_then(|r| gpu_core::pool::Reclaim::parse(r))
         == Some(gpu_core::pool::Reclaim::Stop);
-    state
-        .get_attr("node_groups")
-        .and_then(Value::as_elements)
-        .unwrap_or_default()
-        .iter()
+    recorded(state)
+        .into_iter()
         .filter_map(|g| {
-            let name = g.get_attr("name")?.as_str()?.to_string();
-            let capacity = CapacityType::parse(g.get_attr("capacity")?.as_str()?)?;
-            let machine_types: Vec<String> = g
-                .get_attr("instance_types")
-                .and_then(Value::as_elements)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|t| t.as_str().map(str::to_string))
-                .collect();
-            let image = g.get_attr("image")?.as_str()?.to_string();
+            let name = g.name.into_known()?;
+            let capacity = CapacityType::parse(g.capacity.known()?)?;
+            let machine_types = model::strings(&g.instance_types).unwrap_or_default();
+            let image = g.image.into_known()?;
             Some(GroupSpec {
                 name,
                 machine_types,
@@ -167,24 +165,19 @@ fn with_image(class: &NodeClass, image: String) -> NodeClass {
     c
 }
 
-/// `v` with every element's `id` set to null, for comparisons that ignore ids.
-pub fn without_ids(v: Option<&Value>) -> Option<Value> {
-    v.map(|v| match v {
-        Value::List(items) => Value::List(
-            items
-                .iter()
-                .map(|g| match g {
-                    Value::Object(m) => {
-                        let mut m = m.clone();
-                        m.insert("id".into(), Value::Null);
-                        Value::Object(m)
-                    }
-                    other => other.clone(),
-                })
-                .collect(),
-        ),
-        other => other.clone(),
-    })
+/// Pool value `pool` with every `node_groups` element's `id` set to null, for
+/// comparisons that ignore ids.
+pub fn strip_ids(pool: &mut Value) {
+    let Value::Object(attrs) = pool else {
+        return;
+    };
+    if let Some(Value::List(items)) = attrs.get_mut("node_groups") {
+        for g in items {
+            if let Value::Object(m) = g {
+                m.insert("id".into(), Value::Null);
+            }
+        }
+    }
 }
 
 /// Version-0 `node_groups` elements (EKS wire values: `capacity_type = "ON_DEMAND"`,

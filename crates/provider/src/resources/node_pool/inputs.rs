@@ -1,13 +1,12 @@
 //! Reading a `gpu_node_pool` object (config, plan or state) into typed inputs, and
 //! finding the inputs that must be known at plan time.
 
-use std::collections::BTreeMap;
-
 use gpu_core::model::{AwsClass, NodeClass};
 use gpu_core::offer::Cloud;
-use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
 use gpu_core::pool::{NodePoolConfig, ReservationConfig, TaintConfig, reconcile::Timeouts};
-use tfplugin::{AttributePath, Diagnostics, Value};
+use tfplugin::{AttributePath, Diagnostics, Tf, Value};
+
+use super::model::{self, PoolModel};
 
 /// Inputs the cost preview needs, which therefore must be known when planning.
 pub const COST_INPUTS: [&str; 6] = [
@@ -27,128 +26,106 @@ pub fn text(v: &Value, name: &str) -> String {
         .to_string()
 }
 
-/// The known string at `name`.
-pub fn opt_text(v: &Value, name: &str) -> Option<String> {
-    v.get_attr(name).and_then(Value::as_str).map(str::to_string)
-}
-
-/// The known number at `name` as an integer. Validation reports what does not fit without
-/// misquoting it: a fraction becomes [`NOT_A_WHOLE_NUMBER`], a huge value `i64::MAX` and a
-/// hugely negative one `i64::MIN + 1`.
-pub fn int(v: &Value, name: &str) -> Option<i64> {
-    v.get_attr(name).and_then(Value::as_number).map(|n| {
-        let lowest = NOT_A_WHOLE_NUMBER + 1;
-        if !n.is_integer() {
-            NOT_A_WHOLE_NUMBER
-        } else if let Some(i) = n.as_i64() {
-            i.max(lowest)
-        } else {
-            // A whole number held as a float or a big number: in range, or clamped.
-            let f = n.as_f64();
-            if f >= i64::MAX as f64 {
-                i64::MAX
-            } else if f <= lowest as f64 {
-                lowest
-            } else {
-                f as i64
-            }
-        }
-    })
-}
-
-/// The known list of strings at `name` (unknown elements skipped).
-pub fn strings(v: &Value, name: &str) -> Option<Vec<String>> {
-    v.get_attr(name).and_then(Value::as_elements).map(|e| {
-        e.iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
-    })
-}
-
-/// The known map of strings at `name` (unknown values skipped).
-pub fn string_map(v: &Value, name: &str) -> BTreeMap<String, String> {
-    v.get_attr(name)
-        .and_then(Value::as_entries)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The `capacity` block's (spot, on_demand_min): all on-demand when the block is absent.
 pub fn capacity(v: &Value) -> (bool, i64) {
-    match v.get_attr("capacity").filter(|c| !c.is_null()) {
-        None => (false, 0),
-        Some(c) => (
-            c.get_attr("spot").and_then(Value::as_bool).unwrap_or(true),
-            int(c, "on_demand_min").unwrap_or(0),
+    capacity_of(&PoolModel::of(v))
+}
+
+/// [`capacity`] of a decoded pool.
+fn capacity_of(m: &PoolModel) -> (bool, i64) {
+    match &m.capacity {
+        Tf::Null => (false, 0),
+        Tf::Unknown => (true, 0),
+        Tf::Known(c) => (
+            c.spot.known().copied().unwrap_or(true),
+            model::int(&c.on_demand_min).unwrap_or(0),
         ),
     }
 }
 
 /// The pool configuration as the core validates it.
 pub fn pool_config(v: &Value) -> NodePoolConfig {
-    let (spot, on_demand_min) = capacity(v);
-    let taints = v
-        .get_attr("taint")
-        .and_then(Value::as_elements)
+    let m = PoolModel::of(v);
+    let (spot, on_demand_min) = capacity_of(&m);
+    let taints = m
+        .taint
+        .known()
+        .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
-        .map(|t| TaintConfig {
-            key: text(t, "key"),
-            value: text(t, "value"),
-            effect: text(t, "effect"),
+        .map(|t| match t.known() {
+            Some(t) => TaintConfig {
+                key: model::text(&t.key),
+                value: model::text(&t.value),
+                effect: model::text(&t.effect),
+            },
+            None => TaintConfig {
+                key: String::new(),
+                value: String::new(),
+                effect: String::new(),
+            },
         })
         .collect();
     NodePoolConfig {
-        cloud: text(v, "cloud"),
-        region: text(v, "region"),
-        cluster: text(v, "cluster"),
-        name: text(v, "name"),
-        gpu: text(v, "gpu"),
-        gpu_count: int(v, "gpu_count").unwrap_or(0),
-        instance_types: strings(v, "instance_types").unwrap_or_default(),
-        min_nodes: int(v, "min_nodes").unwrap_or(0),
-        max_nodes: int(v, "max_nodes").unwrap_or(0),
-        desired_nodes: int(v, "desired_nodes"),
+        cloud: model::text(&m.cloud),
+        region: model::text(&m.region),
+        cluster: model::text(&m.cluster),
+        name: model::text(&m.name),
+        gpu: model::text(&m.gpu),
+        gpu_count: model::int(&m.gpu_count).unwrap_or(0),
+        instance_types: model::strings(&m.instance_types).unwrap_or_default(),
+        min_nodes: model::int(&m.min_nodes).unwrap_or(0),
+        max_nodes: model::int(&m.max_nodes).unwrap_or(0),
+        desired_nodes: model::int(&m.desired_nodes),
         spot,
         on_demand_min,
-        reclaim: opt_text(v, "reclaim"),
-        driver: opt_text(v, "driver"),
-        labels: string_map(v, "labels"),
+        reclaim: model::opt(&m.reclaim),
+        driver: model::opt(&m.driver),
+        labels: model::string_map(&m.labels),
         taints,
-        tags: string_map(v, "tags"),
-        reservation: reservation(v),
+        tags: model::string_map(&m.tags),
+        reservation: reservation_of(&m),
     }
 }
 
 /// The `reservation` block, unknown values as `None`.
 pub fn reservation(v: &Value) -> Option<ReservationConfig> {
-    let r = v.get_attr("reservation").filter(|r| !r.is_null())?;
+    reservation_of(&PoolModel::of(v))
+}
+
+/// [`reservation`] of a decoded pool.
+fn reservation_of(m: &PoolModel) -> Option<ReservationConfig> {
+    let r = match &m.reservation {
+        Tf::Null => return None,
+        Tf::Unknown => return Some(ReservationConfig::default()),
+        Tf::Known(r) => r,
+    };
     Some(ReservationConfig {
-        commitment_id: opt_text(r, "commitment_id"),
-        kind: text(r, "kind"),
-        usd_per_gpu_hour: r
-            .get_attr("usd_per_gpu_hour")
-            .and_then(Value::as_number)
-            .map(|n| n.as_f64()),
+        commitment_id: model::opt(&r.commitment_id),
+        kind: model::text(&r.kind),
+        usd_per_gpu_hour: r.usd_per_gpu_hour.known().copied(),
     })
 }
 
 /// Whether the `reservation` block is absent or its kind and price are known: the
 /// commitment's id may stay unknown (it is bought in the same apply).
 pub fn reservation_known(v: &Value) -> bool {
-    match v.get_attr("reservation").filter(|r| !r.is_null()) {
-        None => true,
-        Some(r) if !r.is_known() => false,
-        Some(r) => ["kind", "usd_per_gpu_hour"]
-            .iter()
-            .all(|a| r.get_attr(a).is_none_or(Value::is_wholly_known)),
+    match &PoolModel::of(v).reservation {
+        Tf::Null => true,
+        Tf::Unknown => false,
+        Tf::Known(r) => !r.kind.is_unknown() && !r.usd_per_gpu_hour.is_unknown(),
     }
 }
+
+/// Attributes besides [`COST_INPUTS`] that must be known at plan: the types priced and
+/// the node count the preview starts from.
+const ALSO_KNOWN_AT_PLAN: [&str; 2] = ["instance_types", "desired_nodes"];
+
+/// Blocks whose listed attributes must be known at plan (the block itself too).
+const BLOCKS_KNOWN_AT_PLAN: [(&str, [&str; 2]); 2] = [
+    ("reservation", ["kind", "usd_per_gpu_hour"]),
+    ("capacity", ["spot", "on_demand_min"]),
+];
 
 /// Errors for cost inputs that are not known yet: the plan must show the money.
 pub fn require_known(config: &Value) -> Diagnostics {
@@ -165,35 +142,18 @@ pub fn require_known(config: &Value) -> Diagnostics {
             );
         }
     };
-    for name in COST_INPUTS {
-        check(AttributePath::attr(name), config.get_attr(name));
+    for name in COST_INPUTS.iter().chain(&ALSO_KNOWN_AT_PLAN) {
+        check(AttributePath::attr(*name), config.get_attr(name));
     }
-    check(
-        AttributePath::attr("instance_types"),
-        config.get_attr("instance_types"),
-    );
-    check(
-        AttributePath::attr("desired_nodes"),
-        config.get_attr("desired_nodes"),
-    );
-    if let Some(r) = config.get_attr("reservation") {
-        if !r.is_known() {
-            check(AttributePath::attr("reservation"), Some(r));
+    for (block, attrs) in BLOCKS_KNOWN_AT_PLAN {
+        let Some(b) = config.get_attr(block) else {
+            continue;
+        };
+        if !b.is_known() {
+            check(AttributePath::attr(block), Some(b));
         } else {
-            for a in ["kind", "usd_per_gpu_hour"] {
-                check(
-                    AttributePath::attr("reservation").then_attr(a),
-                    r.get_attr(a),
-                );
-            }
-        }
-    }
-    if let Some(c) = config.get_attr("capacity") {
-        if !c.is_known() {
-            check(AttributePath::attr("capacity"), Some(c));
-        } else {
-            for a in ["spot", "on_demand_min"] {
-                check(AttributePath::attr("capacity").then_attr(a), c.get_attr(a));
+            for a in attrs {
+                check(AttributePath::attr(block).then_attr(a), b.get_attr(a));
             }
         }
     }
@@ -211,11 +171,11 @@ pub struct AwsSettings {
 
 /// Reads the `aws` block.
 pub fn aws_settings(v: &Value) -> AwsSettings {
-    match v.get_attr("aws").filter(|a| !a.is_null()) {
+    match PoolModel::of(v).aws.known() {
         None => AwsSettings::default(),
         Some(a) => AwsSettings {
-            node_role_arn: opt_text(a, "node_role_arn"),
-            subnet_ids: strings(a, "subnet_ids"),
+            node_role_arn: model::opt(&a.node_role_arn),
+            subnet_ids: model::strings(&a.subnet_ids),
         },
     }
 }
@@ -242,38 +202,33 @@ pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
 /// Checks the `aws` block on an aws pool: a node role that looks like an IAM role ARN and
 /// subnet ids that look like subnet ids (unknown values pass).
 pub fn check_aws(config: &Value, d: &mut Diagnostics) {
-    let block = config.get_attr("aws").filter(|a| !a.is_null());
-    let Some(block) = block else {
-        d.attr_error(
-            AttributePath::attr("aws"),
-            "Missing aws block",
-            "A pool with `cloud = \"aws\"` needs `aws { node_role_arn = \"arn:aws:iam::<account>:role/<name>\" }`: EKS node groups run as an IAM role.",
-        );
-        return;
+    let block = match PoolModel::of(config).aws {
+        Tf::Null => {
+            d.attr_error(
+                AttributePath::attr("aws"),
+                "Missing aws block",
+                "A pool with `cloud = \"aws\"` needs `aws { node_role_arn = \"arn:aws:iam::<account>:role/<name>\" }`: EKS node groups run as an IAM role.",
+            );
+            return;
+        }
+        Tf::Unknown => return,
+        Tf::Known(b) => b,
     };
-    if !block.is_known() {
-        return;
-    }
     let role_path = AttributePath::attr("aws").then_attr("node_role_arn");
-    match block.get_attr("node_role_arn") {
-        None | Some(Value::Null) => d.attr_error(
+    match &block.node_role_arn {
+        Tf::Null => d.attr_error(
             role_path,
             "Missing aws.node_role_arn",
             "`aws.node_role_arn` is required on aws: the IAM role EKS nodes run as, e.g. \"arn:aws:iam::123456789012:role/eks-node\".",
         ),
-        Some(v) => {
-            if let Some(s) = v.as_str()
-                && !is_role_arn(s)
-            {
-                d.attr_error(
-                    role_path,
-                    "Invalid aws.node_role_arn",
-                    format!("`aws.node_role_arn` is {s:?}; it must be an IAM role ARN such as \"arn:aws:iam::123456789012:role/eks-node\"."),
-                );
-            }
-        }
+        Tf::Known(s) if !is_role_arn(s) => d.attr_error(
+            role_path,
+            "Invalid aws.node_role_arn",
+            format!("`aws.node_role_arn` is {s:?}; it must be an IAM role ARN such as \"arn:aws:iam::123456789012:role/eks-node\"."),
+        ),
+        _ => {}
     }
-    if let Some(ids) = block.get_attr("subnet_ids").and_then(Value::as_elements) {
+    if let Some(ids) = block.subnet_ids.known() {
         if ids.is_empty() {
             d.attr_error(
                 AttributePath::attr("aws").then_attr("subnet_ids"),
@@ -282,7 +237,7 @@ pub fn check_aws(config: &Value, d: &mut Diagnostics) {
             );
         }
         for (i, id) in ids.iter().enumerate() {
-            if let Some(s) = id.as_str()
+            if let Some(s) = id.known()
                 && !is_subnet_id(s)
             {
                 d.attr_error(
@@ -332,13 +287,19 @@ pub fn timeouts(v: &Value, d: &mut Diagnostics) -> Timeouts {
 /// before any of these runs; a cloud without node groups is refused by
 /// [`crate::clouds::Clouds::node_groups`]).
 pub fn cloud_of(v: &Value) -> gpu_core::offer::Cloud {
-    gpu_core::pool::spelling::cloud(&text(v, "cloud")).unwrap_or(gpu_core::offer::Cloud::Aws)
+    cloud_in(&PoolModel::of(v))
+}
+
+/// [`cloud_of`] a decoded pool.
+pub fn cloud_in(m: &PoolModel) -> gpu_core::offer::Cloud {
+    gpu_core::pool::spelling::cloud(&model::text(&m.cloud)).unwrap_or(gpu_core::offer::Cloud::Aws)
 }
 
 /// The region of pool `v` as its cloud spells it (`US-EAST-1` → `us-east-1`): the AWS SDK
 /// signs requests for the region it is given, so a re-spelled one must not reach it.
 pub fn region_of(v: &Value) -> String {
-    gpu_core::pool::spelling::region(Some(cloud_of(v)), &text(v, "region"))
+    let m = PoolModel::of(v);
+    gpu_core::pool::spelling::region(Some(cloud_in(&m)), &model::text(&m.region))
 }
 
 /// Connects to the node-pool API of pool `v`'s cloud with the provider's sessions; no
@@ -356,6 +317,7 @@ pub async fn connect(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu_core::pool::validate::NOT_A_WHOLE_NUMBER;
 
     #[test]
     fn arn_and_subnet_shapes() {
@@ -384,14 +346,20 @@ mod tests {
     #[test]
     fn fractional_counts_are_reported_not_truncated() {
         let v = Value::object([("gpu_count", Value::number(1.5))]);
-        assert_eq!(int(&v, "gpu_count"), Some(NOT_A_WHOLE_NUMBER));
+        assert_eq!(
+            model::int(&PoolModel::of(&v).gpu_count),
+            Some(NOT_A_WHOLE_NUMBER)
+        );
         let v = Value::object([("gpu_count", Value::number(8.0))]);
-        assert_eq!(int(&v, "gpu_count"), Some(8));
+        assert_eq!(model::int(&PoolModel::of(&v).gpu_count), Some(8));
         let v = Value::object([("gpu_count", Value::number(-3))]);
-        assert_eq!(int(&v, "gpu_count"), Some(-3));
+        assert_eq!(model::int(&PoolModel::of(&v).gpu_count), Some(-3));
         let v = Value::object([("gpu_count", Value::number(1e30))]);
-        assert_eq!(int(&v, "gpu_count"), Some(i64::MAX));
+        assert_eq!(model::int(&PoolModel::of(&v).gpu_count), Some(i64::MAX));
         let v = Value::object([("gpu_count", Value::number(-1e30))]);
-        assert_eq!(int(&v, "gpu_count"), Some(NOT_A_WHOLE_NUMBER + 1));
+        assert_eq!(
+            model::int(&PoolModel::of(&v).gpu_count),
+            Some(NOT_A_WHOLE_NUMBER + 1)
+        );
     }
 }

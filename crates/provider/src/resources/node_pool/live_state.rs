@@ -10,7 +10,8 @@ use gpu_core::seam::{CapacityType, NodeClass, NodeGroup};
 use tfplugin::Value;
 
 use super::groups;
-use super::inputs::{self, int, opt_text, string_map, strings, text};
+use super::inputs;
+use super::model::{self, PoolModel};
 use super::plan::set;
 
 /// The state for `live` (the pool's groups as the cloud reports them), starting from
@@ -33,7 +34,7 @@ pub fn state_from_live(
     };
     let (od, spot) = (of(CapacityType::OnDemand), of(CapacityType::Spot));
     let mut s = prior.clone();
-    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
+    let importing = PoolModel::of(prior).gpu.is_null();
     if importing {
         fill_identity(&mut s, live, catalog);
     }
@@ -57,7 +58,7 @@ pub fn state_from_live(
 /// On import: the GPU (from the `gpu.tf/model` label or the catalog), its count per node
 /// (from the catalog), and the capacity block (spot when a spot group exists).
 fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
-    let region = text(s, "region");
+    let region = model::text(&PoolModel::of(s).region);
     let first_type = live
         .iter()
         .flat_map(|g| g.spec.machine_types.first())
@@ -93,7 +94,7 @@ fn fill_identity(s: &mut Value, live: &[NodeGroup], catalog: &Catalog) {
             ]),
         );
     }
-    if s.get_attr("taint").is_none_or(Value::is_null) {
+    if PoolModel::of(s).taint.is_null() {
         set(s, "taint", Value::List(Vec::new()));
     }
 }
@@ -104,10 +105,11 @@ fn sizes(s: &mut Value, od: Option<&NodeGroup>, spot: Option<&NodeGroup>) {
     let (spot_mode, prior_odm) = inputs::capacity(s);
     let live_split = |g: Option<&NodeGroup>| g.map(|g| (g.spec.scaling.min, g.spec.scaling.max));
     let (od_live, spot_live) = (live_split(od), live_split(spot));
+    let pool = PoolModel::of(s);
     let prior = (
-        int(s, "min_nodes"),
-        int(s, "max_nodes"),
-        int(s, "desired_nodes"),
+        model::int(&pool.min_nodes),
+        model::int(&pool.max_nodes),
+        model::int(&pool.desired_nodes),
     );
     if let (Some(min), Some(max)) = (prior.0, prior.1)
         && min >= 0
@@ -200,7 +202,7 @@ fn instance_types(
     catalog: &Catalog,
 ) {
     let Some(g) = spot.or(od) else { return };
-    let prior = strings(s, "instance_types").unwrap_or_default();
+    let prior = model::strings(&PoolModel::of(s).instance_types).unwrap_or_default();
     let cloud = super::inputs::cloud_of(s);
     if gpu_core::registry::node_group_rules(cloud).is_some_and(|t| t.machine_types_per_group == 1) {
         // One type per group (AKS, GKE): each group runs one of the chosen types, so the
@@ -242,8 +244,8 @@ fn driver(s: &mut Value, live: &[NodeGroup]) {
         return;
     };
     let ami = class.ami_type.as_str();
-    let prior =
-        opt_text(s, "driver").map_or(Some(DriverPolicy::default()), |d| spelling::driver(&d));
+    let prior = model::opt(&PoolModel::of(s).driver)
+        .map_or(Some(DriverPolicy::default()), |d| spelling::driver(&d));
     let now = spelling::driver(ami);
     if prior != now {
         let v = now.map_or_else(|| ami.to_string(), |d| d.as_str().to_string());
@@ -257,7 +259,8 @@ fn reclaim(s: &mut Value, spot: Option<&NodeGroup>) {
     let Some(NodeClass::Azure(c)) = spot.map(|g| &g.spec.class) else {
         return;
     };
-    let prior = opt_text(s, "reclaim").and_then(|r| gpu_core::pool::Reclaim::parse(&r));
+    let prior =
+        model::opt(&PoolModel::of(s).reclaim).and_then(|r| gpu_core::pool::Reclaim::parse(&r));
     let live = if c.deallocate_evicted {
         gpu_core::pool::Reclaim::Stop
     } else {
@@ -271,7 +274,7 @@ fn reclaim(s: &mut Value, spot: Option<&NodeGroup>) {
 /// The user's labels: live labels without the reserved `gpu.tf/` ones; the first group
 /// that differs from the prior shows the drift.
 fn labels(s: &mut Value, live: &[NodeGroup]) {
-    let prior = string_map(s, "labels");
+    let prior = model::string_map(&PoolModel::of(s).labels);
     for g in live {
         let user: BTreeMap<String, String> = g
             .spec
@@ -290,15 +293,17 @@ fn labels(s: &mut Value, live: &[NodeGroup]) {
 /// The user's taints: live taints without the NVIDIA one; prior order kept when equal.
 fn taints(s: &mut Value, live: &[NodeGroup]) {
     let nvidia = gpu_taint();
-    let prior: BTreeSet<(String, String, String)> = s
-        .get_attr("taint")
-        .and_then(Value::as_elements)
+    let prior: BTreeSet<(String, String, String)> = PoolModel::of(s)
+        .taint
+        .into_known()
         .unwrap_or_default()
-        .iter()
+        .into_iter()
         .map(|t| {
-            let effect = gpu_core::pool::TaintEffect::parse(&text(t, "effect"))
-                .map_or_else(|| text(t, "effect"), |e| e.as_str().to_string());
-            (text(t, "key"), text(t, "value"), effect)
+            let t = t.into_known().unwrap_or_default();
+            let effect = model::text(&t.effect);
+            let effect = gpu_core::pool::TaintEffect::parse(&effect)
+                .map_or(effect, |e| e.as_str().to_string());
+            (model::text(&t.key), model::text(&t.value), effect)
         })
         .collect();
     for g in live {
@@ -342,7 +347,7 @@ fn taints(s: &mut Value, live: &[NodeGroup]) {
 /// The user's tags: live tags without the ownership marker (any cloud's spelling) and
 /// without the provider's `default_labels` (unless the prior `tags` set that key too).
 fn tags(s: &mut Value, live: &[NodeGroup], default_labels: &BTreeMap<String, String>) {
-    let prior = string_map(s, "tags");
+    let prior = model::string_map(&PoolModel::of(s).tags);
     let markers: Vec<&str> = gpu_core::registry::node_group_clouds()
         .map(|t| t.ownership_tag)
         .collect();

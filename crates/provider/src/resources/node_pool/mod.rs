@@ -8,6 +8,7 @@ pub mod groups;
 pub mod import;
 pub mod inputs;
 pub mod live_state;
+pub mod model;
 pub mod paths;
 pub mod plan;
 pub mod refresh;
@@ -29,9 +30,13 @@ pub const TYPE_NAME: &str = "gpu_node_pool";
 pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
     let mut d = Diagnostics::new();
     inputs::timeouts(config, &mut d);
-    let cloud = inputs::opt_text(config, "cloud");
-    if let Some(cloud) = cloud.as_deref().and_then(gpu_core::pool::spelling::cloud) {
-        let region = inputs::opt_text(config, "region");
+    let pool = model::PoolModel::of(config);
+    if let Some(cloud) = pool
+        .cloud
+        .known()
+        .and_then(|c| gpu_core::pool::spelling::cloud(c))
+    {
+        let region = model::opt(&pool.region);
         cloud_blocks::check_own(config, cloud, region.as_deref(), &mut d);
     }
     let known = inputs::COST_INPUTS

@@ -11,7 +11,8 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 use super::cloud_blocks;
 use super::desired::{self, Desired, Settings};
 use super::groups;
-use super::inputs::{self, strings, text};
+use super::inputs::{self, text};
+use super::model::{self, PoolModel};
 use super::schema::{COST_ATTRIBUTES, REPLACE_ATTRIBUTES};
 
 /// Plans a create, update, replace or destroy of one pool.
@@ -43,10 +44,7 @@ pub fn plan(
     diags.extend(timeouts_diags);
     // Only what the user wrote counts as pinned; a value from state was a choice.
     let mut cfg_view = proposed.clone();
-    if req
-        .config
-        .get_attr("instance_types")
-        .is_some_and(Value::is_null)
+    if PoolModel::of(&req.config).instance_types.is_null()
         && let Value::Object(m) = &mut cfg_view
     {
         m.insert("instance_types".into(), Value::Null);
@@ -59,12 +57,13 @@ pub fn plan(
         }
     };
     // The stand-ins only passed validation; messages name what is known.
-    spec.cluster = text(proposed, "cluster");
-    spec.name = inputs::opt_text(proposed, "name").unwrap_or_else(|| UNKNOWN_NAME.into());
+    let pool = PoolModel::of(proposed);
+    spec.cluster = model::text(&pool.cluster);
+    spec.name = model::opt(&pool.name).unwrap_or_else(|| UNKNOWN_NAME.into());
     cloud_blocks::check_own(proposed, spec.cloud, Some(&spec.region), &mut diags);
     if !prior.is_null()
-        && let Some(r) = proposed.get_attr("reservation").filter(|r| !r.is_null())
-        && r.get_attr("commitment_id").is_some_and(|i| !i.is_known())
+        && let Some(r) = pool.reservation.known()
+        && r.commitment_id.is_unknown()
     {
         diags.attr_error(
             AttributePath::attr("reservation").then_attr("commitment_id"),
@@ -119,21 +118,13 @@ pub fn plan(
     );
     if !prior.is_null() && same_apart_from_cost(&planned, prior) {
         // Nothing changes: keep the prices of the last change, so the plan stays empty.
-        for a in COST_ATTRIBUTES {
+        for a in COST_ATTRIBUTES.iter().chain(&["node_groups"]) {
             set(
                 &mut planned,
                 a,
                 prior.get_attr(a).cloned().unwrap_or(Value::Null),
             );
         }
-        set(
-            &mut planned,
-            "node_groups",
-            prior
-                .get_attr("node_groups")
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
     } else {
         diags.push(cost_warning(
             &want,
@@ -231,7 +222,8 @@ fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<Str
         .iter()
         .all(|a| prior.get_attr(a) == proposed.get_attr(a))
         && inputs::capacity(prior).0 == inputs::capacity(proposed).0;
-    let prior_types = strings(prior, "instance_types").filter(|t| !t.is_empty());
+    let prior_types =
+        model::strings(&PoolModel::of(prior).instance_types).filter(|t| !t.is_empty());
     Some(if same {
         prior_types.unwrap_or_default()
     } else {
@@ -242,7 +234,7 @@ fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<Str
 /// Whether the configuration sets `instance_types` (pins them) rather than letting the
 /// provider choose.
 fn pins_instance_types(config: &Value) -> bool {
-    !config.get_attr("instance_types").is_none_or(Value::is_null)
+    !PoolModel::of(config).instance_types.is_null()
 }
 
 /// `proposed` with the prior value kept for each attribute whose new spelling means the
@@ -265,7 +257,7 @@ pub fn keep_prior_spelling(
         }
         _ => None,
     };
-    let cloud = spelling::cloud(&text(proposed, "cloud"));
+    let cloud = spelling::cloud(&model::text(&PoolModel::of(proposed).cloud));
     let mut keep = Vec::new();
     if let Some((p, n)) = both("cloud")
         && spelling::cloud(&p).is_some()
@@ -298,8 +290,8 @@ pub fn keep_prior_spelling(
     }
     if pins_instance_types(config)
         && let (Some(p), Some(n)) = (
-            strings(prior, "instance_types"),
-            strings(proposed, "instance_types"),
+            model::strings(&PoolModel::of(prior).instance_types),
+            model::strings(&PoolModel::of(proposed).instance_types),
         )
         && p != n
         && spelling::instance_type_set(catalog, cloud, &p)
@@ -327,14 +319,15 @@ fn fill(
     costs: &[(&'static str, Value)],
     pinned: bool,
 ) {
+    let pool = PoolModel::of(planned);
     let cluster = gpu_core::seam::ClusterRef::parse(
         want.spec.cloud,
         &want.spec.region,
-        &text(planned, "cluster"),
+        &model::text(&pool.cluster),
     );
     let id = match cluster {
         Ok(c) if planned_known(planned, &["region", "cluster", "name"]) => {
-            Value::string(super::import::import_id(&c, &text(planned, "name")))
+            Value::string(super::import::import_id(&c, &model::text(&pool.name)))
         }
         _ => Value::unknown(),
     };
@@ -349,7 +342,7 @@ fn fill(
     for (k, v) in costs {
         set(planned, k, v.clone());
     }
-    let ids = groups::ids(prior.get_attr("node_groups"));
+    let ids = groups::ids(prior);
     let ng = if planned_known(planned, &["name"]) {
         groups::planned(&want.groups, &ids)
     } else {
@@ -362,11 +355,11 @@ fn fill(
         && let Some(Value::Object(aws)) = planned_attr_mut(planned, "aws")
         && aws.get("subnet_ids").is_none_or(Value::is_null)
     {
-        let prior_subnets = prior
-            .get_attr("aws")
-            .and_then(|a| a.get_attr("subnet_ids"))
-            .filter(|s| !s.is_null())
-            .cloned();
+        let prior_subnets = PoolModel::of(prior)
+            .aws
+            .into_known()
+            .and_then(|a| model::strings(&a.subnet_ids))
+            .map(|ids| Value::List(ids.iter().map(Value::string).collect()));
         aws.insert(
             "subnet_ids".into(),
             prior_subnets.unwrap_or_else(Value::unknown),
@@ -403,8 +396,7 @@ fn same_apart_from_cost(planned: &Value, prior: &Value) -> bool {
         for a in COST_ATTRIBUTES {
             set(&mut v, a, Value::Null);
         }
-        let ng = groups::without_ids(v.get_attr("node_groups")).unwrap_or(Value::Null);
-        set(&mut v, "node_groups", ng);
+        groups::strip_ids(&mut v);
         v
     };
     strip(planned) == strip(prior)
@@ -460,7 +452,10 @@ fn destroy_preview(prior: &Value) -> Diagnostics {
         return Diagnostics::new();
     };
     Diagnostics::from(Diagnostic::warning(
-        format!("Cost of gpu_node_pool `{}`", text(prior, "name")),
+        format!(
+            "Cost of gpu_node_pool `{}`",
+            model::text(&PoolModel::of(prior).name)
+        ),
         format!(
             "-{}/month: destroys the pool (up to {}/month at max_nodes)",
             format_usd(old.monthly_usd),

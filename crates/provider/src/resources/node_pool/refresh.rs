@@ -10,15 +10,15 @@ use tfplugin::provider::ReadResourceResponse;
 
 use super::apply::{all_names, cloud_error, cluster_of, split_ownership};
 use super::desired::{self, Settings};
-use super::inputs::text;
 use super::inputs::{cloud_of, connect};
 use super::live_state::state_from_live;
+use super::model::{self, PoolModel};
 use super::plan::set;
 
 /// Whether `prior` is a pool on a cloud this version reads live: aws, azure or gcp in any
 /// spelling (`AWS`, `Azure`). A state naming another cloud is kept as it is.
 pub fn reads_live(prior: &Value) -> bool {
-    gpu_core::pool::spelling::cloud(&text(prior, "cloud")).is_some()
+    gpu_core::pool::spelling::cloud(&model::text(&PoolModel::of(prior).cloud)).is_some()
 }
 
 /// Reads the pool from its cloud; `Value::Null` in the response when no group exists any
@@ -47,7 +47,8 @@ pub async fn read_with(
     settings: &Settings,
     catalog: &Catalog,
 ) -> ReadResourceResponse {
-    let name = text(prior, "name");
+    let pool = PoolModel::of(prior);
+    let name = model::text(&pool.name);
     let cloud = cloud_of(prior);
     let cluster = match cluster_of(prior) {
         Ok(c) => c,
@@ -59,12 +60,12 @@ pub async fn read_with(
             };
         }
     };
-    let importing = prior.get_attr("gpu").is_none_or(Value::is_null);
+    let importing = pool.gpu.is_null();
     // An import knows only the pool's name: its groups are found by their name shape
     // (`<name>-od`, `<name>-spot`, with or without a generation suffix) and then their
     // ownership tag.
     let mut prior = prior.clone();
-    if importing && text(&prior, "region").is_empty() {
+    if importing && model::text(&pool.region).is_empty() {
         // An AKS import id does not name the region: it is the cluster's location.
         match api.cluster_region(&cluster).await {
             Ok(Some(r)) => set(
@@ -115,7 +116,7 @@ pub async fn read_with(
                 new_state: prior.clone(),
                 diagnostics: cloud_error(
                     api,
-                    &format!("reading the node groups of `{}`", text(prior, "name")),
+                    &format!("reading the node groups of `{name}`"),
                     Some(&e),
                 ),
                 ..Default::default()
@@ -128,7 +129,7 @@ pub async fn read_with(
     let (live, _) = split_ownership(api, prior, &name, live, adopt_all);
     let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
     let mut diagnostics = Diagnostics::new();
-    if !state.is_null() && state.get_attr("monthly_usd").is_none_or(Value::is_null) {
+    if !state.is_null() && PoolModel::of(&state).monthly_usd.is_null() {
         // Imported: price what is live, with no change to report.
         match price_imported(&state, settings, catalog) {
             Ok(values) => {

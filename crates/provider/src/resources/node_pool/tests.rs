@@ -570,7 +570,7 @@ async fn apply_read_and_plan_again_is_empty() {
         spot.spec.tags.get("project").map(String::as_str),
         Some("llm")
     );
-    let ids = groups::ids(state.get_attr("node_groups"));
+    let ids = groups::ids(&state);
     assert_eq!(ids.get("train-od"), Some(&od.id));
 
     let read = read_with(&api, &state, &settings(), catalog()).await;
@@ -639,7 +639,7 @@ async fn driver_or_gpu_count_change_rolls_the_groups_and_never_replaces() {
     let cfg = with(config(), "driver", Value::string("bottlerocket_nvidia"));
     let p = plan_of(&cfg, &state);
     assert!(p.requires_replace.is_empty(), "{:?}", p.requires_replace);
-    let planned = groups::names(p.planned_state.get_attr("node_groups"));
+    let planned = groups::names(&p.planned_state);
     assert_eq!(planned.len(), 2);
     assert!(
         planned
@@ -656,7 +656,7 @@ async fn driver_or_gpu_count_change_rolls_the_groups_and_never_replaces() {
     let before = api.calls().len();
     let r = apply_with(&api, &state, &p.planned_state, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
-    assert_eq!(groups::names(r.new_state.get_attr("node_groups")), planned);
+    assert_eq!(groups::names(&r.new_state), planned);
     // Every create (and its wait) comes before the first delete: never zero nodes.
     let calls: Vec<(Op, String)> = api.calls()[before..]
         .iter()
@@ -695,7 +695,7 @@ async fn only_a_change_of_identity_replaces() {
         let paths: Vec<String> = p.requires_replace.iter().map(ToString::to_string).collect();
         assert_eq!(paths, vec![attr.to_string()], "{attr}");
         // A replacement is a new pool: its groups start at generation 0.
-        let names = groups::names(p.planned_state.get_attr("node_groups"));
+        let names = groups::names(&p.planned_state);
         assert!(
             names
                 .iter()
@@ -730,7 +730,7 @@ async fn second_group_failing_keeps_the_first_in_state() {
         .unwrap()
         .detail;
     assert!(detail.contains("train-od"), "{detail}");
-    let names = groups::names(r.new_state.get_attr("node_groups"));
+    let names = groups::names(&r.new_state);
     assert_eq!(names, vec!["train-od"]);
     assert!(api.get_group(&east(), "train-od").await.unwrap().is_some());
     // Applying again converges: the missing group is created, the existing one kept.
@@ -744,10 +744,7 @@ async fn second_group_failing_keeps_the_first_in_state() {
     )
     .await;
     assert!(!r2.diagnostics.has_errors(), "{:?}", r2.diagnostics);
-    assert_eq!(
-        groups::names(r2.new_state.get_attr("node_groups")),
-        vec!["train-od", "train-spot"]
-    );
+    assert_eq!(groups::names(&r2.new_state), vec!["train-od", "train-spot"]);
 }
 
 #[tokio::test]
@@ -760,10 +757,7 @@ async fn a_change_refused_as_busy_is_sent_again_and_the_apply_warns_how_long_it_
     let p = plan_of(&config(), &Value::Null);
     let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
-    assert_eq!(
-        groups::names(r.new_state.get_attr("node_groups")),
-        vec!["train-od", "train-spot"]
-    );
+    assert_eq!(groups::names(&r.new_state), vec!["train-od", "train-spot"]);
     assert_eq!(api.groups().len(), 2, "no group made twice");
     let warning = r
         .diagnostics
@@ -954,18 +948,12 @@ async fn a_strangers_group_of_the_same_name_is_never_adopted_or_deleted() {
         Value::number(1),
     );
     let state = plan_apply(&api, &od_only, &Value::Null).await;
-    assert_eq!(
-        groups::names(state.get_attr("node_groups")),
-        vec!["train-od"]
-    );
+    assert_eq!(groups::names(&state), vec!["train-od"]);
     api.create_group(&east(), &stranger, "").await.unwrap();
     let read = read_with(&api, &state, &settings(), catalog())
         .await
         .new_state;
-    assert_eq!(
-        groups::names(read.get_attr("node_groups")),
-        vec!["train-od"]
-    );
+    assert_eq!(groups::names(&read), vec!["train-od"]);
     let r = apply_with(&api, &read, &Value::Null, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     let left: Vec<String> = api.groups().into_iter().map(|g| g.spec.name).collect();
@@ -1018,7 +1006,7 @@ async fn re_spelling_cloud_gpu_or_region_plans_no_change() {
     let p = plan_of(&with(config(), "gpu", Value::string("H200")), &state);
     assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
     assert_ne!(&p.planned_state, &state);
-    let names = groups::names(p.planned_state.get_attr("node_groups"));
+    let names = groups::names(&p.planned_state);
     assert!(
         names
             .iter()
@@ -1049,7 +1037,7 @@ async fn reordering_or_re_casing_pinned_instance_types_plans_no_change() {
     let p = plan_of(&l4(&["g6.xlarge", "g6.4xlarge"]), &state);
     assert!(p.requires_replace.is_empty(), "{:?}", p.requires_replace);
     assert_ne!(&p.planned_state, &state, "another set is a real change");
-    let names = groups::names(p.planned_state.get_attr("node_groups"));
+    let names = groups::names(&p.planned_state);
     assert!(
         names
             .iter()
