@@ -16,8 +16,6 @@ mod placement_cli;
 mod provider;
 mod resources;
 mod validate;
-mod watch;
-mod watch_cli;
 
 use std::process::ExitCode;
 
