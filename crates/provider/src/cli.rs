@@ -37,7 +37,7 @@ enum Command {
     CommitmentSize(crate::commitment_cli::CommitmentArgs),
     /// Bring back the GPU VMs (`gpu_instance`) a spot reclaim stopped: one JSON line per
     /// event, a summary at exit. Never deletes anything, never starts a VM a person stopped.
-    Watch(crate::watch_cli::WatchArgs),
+    Watch(gpu_operator::watch::WatchArgs),
     /// Regenerate the registry docs under docs/ from the provider schema.
     Docs {
         /// The repository root (where docs/ and examples/ are).
@@ -62,7 +62,7 @@ pub fn run() -> ExitCode {
         }
         Some(Command::Catalog(args)) => crate::catalog_cli::run(&args),
         Some(Command::CommitmentSize(args)) => crate::commitment_cli::run(&args),
-        Some(Command::Watch(args)) => crate::watch_cli::run(&args),
+        Some(Command::Watch(args)) => gpu_operator::watch::run(&args),
         Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
             Ok(changed) if check && !changed.is_empty() => {
                 eprintln!("stale docs: {changed:?}; run `make docs`");

@@ -16,8 +16,6 @@ mod offers_cli;
 mod placement_cli;
 mod provider;
 mod resources;
-mod watch;
-mod watch_cli;
 
 use std::process::ExitCode;
 

@@ -2,8 +2,9 @@
 //! stopped and brings them back (`core::reclaim::Watcher`), one JSON line per event, a
 //! summary table at the end. Never deletes or stops anything, never starts a VM a person
 //! stopped. Same credential chains as the provider. With `--lease-name` only the replica
-//! holding the Lease does passes (`crate::watch::elector`); with `--metrics-addr` it serves
-//! Prometheus metrics (`crate::watch::metrics`).
+//! holding the Lease does passes ([`crate::elector`]); with `--metrics-addr` it serves
+//! Prometheus metrics ([`crate::metrics`]). The provider binary's `watch` subcommand is
+//! [`WatchArgs`] and [`run`].
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -17,16 +18,15 @@ use gpu_core::offer::Cloud;
 use gpu_core::reclaim::{Event, StartSchedule, Summary, Watcher};
 use gpu_core::retry::Backoff;
 
-use crate::clouds::Clouds;
-use crate::watch::elector::{LeaseArgs, LeaseHold};
-use crate::watch::guard::LeaseGuarded;
-use crate::watch::metrics::Metrics;
+use crate::elector::{LeaseArgs, LeaseHold};
+use crate::guard::LeaseGuarded;
+use crate::metrics::Metrics;
 use gpu_core::cancel::Cancel;
 use gpu_core::clouds::aws::AwsSettings;
 use gpu_core::clouds::azure::AzureSettings;
 use gpu_core::clouds::gcp::GcpSettings;
 use gpu_core::registry::sessions::{CloudSettings, Sessions};
-use gpu_core::seam::{ConnectInstances as _, Place};
+use gpu_core::seam::Place;
 
 /// The flags of `watch`.
 #[derive(Debug, clap::Args)]
@@ -83,7 +83,7 @@ pub struct WatchArgs {
 }
 
 fn duration(flag: &str, s: &str) -> Result<Duration, String> {
-    tfplugin::timeouts::parse_duration(s).map_err(|e| format!("--{flag} {s:?}: {e}"))
+    crate::duration::parse(s).map_err(|e| format!("--{flag} {s:?}: {e}"))
 }
 
 fn place(target: &str) -> Result<Place, String> {
@@ -134,34 +134,31 @@ fn try_run(args: &WatchArgs) -> Result<(), String> {
         .iter()
         .map(|t| place(t))
         .collect::<Result<Vec<_>, _>>()?;
-    let clouds = Clouds::new(
-        Sessions::new(CloudSettings {
-            aws: AwsSettings {
-                profile: args.aws_profile.clone(),
-                ec2_endpoint: args.aws_endpoint.clone(),
-                ..Default::default()
-            },
-            azure: AzureSettings {
-                endpoint: args.azure_endpoint.clone(),
-                ..Default::default()
-            },
-            gcp: GcpSettings {
-                endpoint: args.gcp_endpoint.clone(),
-                ..Default::default()
-            },
-        }),
-        Cancel::new(),
-    );
+    let sessions = Sessions::new(CloudSettings {
+        aws: AwsSettings {
+            profile: args.aws_profile.clone(),
+            ec2_endpoint: args.aws_endpoint.clone(),
+            ..Default::default()
+        },
+        azure: AzureSettings {
+            endpoint: args.azure_endpoint.clone(),
+            ..Default::default()
+        },
+        gcp: GcpSettings {
+            endpoint: args.gcp_endpoint.clone(),
+            ..Default::default()
+        },
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    runtime.block_on(watch(args, &clouds, &places, schedule, interval))
+    runtime.block_on(watch(args, &sessions, &places, schedule, interval))
 }
 
 async fn watch(
     args: &WatchArgs,
-    clouds: &Clouds,
+    sessions: &Sessions,
     places: &[Place],
     schedule: StartSchedule,
     interval: Duration,
@@ -182,13 +179,16 @@ async fn watch(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("listening for SIGTERM: {e}"))?;
     if let Some(addr) = &args.metrics_addr {
-        let bound = crate::watch::serve::spawn(addr, metrics.clone()).await?;
+        let bound = crate::serve::spawn(addr, metrics.clone()).await?;
         eprintln!("terraform-provider-gpu watch: metrics on http://{bound}/metrics");
     }
+    // The watcher's places always carry their scope (`place`), so the sessions' own
+    // check is the only one needed; nothing cancels the connection (Ctrl-C ends the loop).
+    let cancel = Cancel::new();
     let mut watched: Vec<(Box<dyn Instances>, Watcher, String)> = Vec::new();
     for p in places {
-        let mut c = clouds
-            .instances(p)
+        let mut c = sessions
+            .instances(p, &cancel)
             .await
             .map_err(|e| format!("{}: {e}", p.cloud))?;
         if let Some(hold) = &hold {

@@ -9,7 +9,7 @@ use gpu_core::instance::{ImageRef, Instances, LaunchSpec, LiveInstance};
 use gpu_core::offer::Cloud;
 use gpu_core::seam::CloudError;
 
-use super::elector::LeaseHold;
+use crate::elector::LeaseHold;
 
 /// `inner`, whose `start` asks `hold` first.
 pub struct LeaseGuarded {

@@ -9,7 +9,7 @@
 //!
 //! The write that follows carries the `resourceVersion` read, so of two replicas that both
 //! decided to acquire only one write succeeds; the other gets 409 Conflict (see
-//! [`super::kube`]). Unlike client-go, expiry is judged on the Lease's own `renewTime`
+//! [`crate::kube`]). Unlike client-go, expiry is judged on the Lease's own `renewTime`
 //! (the rule), not on the local time the record was last seen to change: replicas'
 //! clocks are assumed close (NTP), and [`hold_for`] keeps a fifth of the duration back.
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::metrics::{CONTENT_TYPE, Metrics};
+use crate::metrics::{CONTENT_TYPE, Metrics};
 
 /// Binds `addr` now (so a taken port fails the command at once) and serves `metrics`
 /// there in the background for as long as the runtime runs.

@@ -1,5 +1,5 @@
 //! Leader election for `watch` replicas: the flags, and one round of client-go's
-//! acquire-or-renew against the Lease ([`super::lease::decide`] over [`super::kube`]).
+//! acquire-or-renew against the Lease ([`crate::lease::decide`] over [`crate::kube`]).
 //!
 //! A replica that is not leader does no pass; it says "standby" once per spell. A replica
 //! that cannot reach the API is not leader (no starts) and keeps running. Before each
@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::kube::{KubeAccess, KubeError, LeaseClient, SERVICE_ACCOUNT_DIR};
-use super::lease::{Decision, decide, hold_for, released};
+use crate::kube::{KubeAccess, KubeError, LeaseClient, SERVICE_ACCOUNT_DIR};
+use crate::lease::{Decision, decide, hold_for, released};
 
 /// The leader-election flags of `watch`.
 #[derive(Debug, Clone, clap::Args)]
@@ -114,7 +114,7 @@ impl LeaseArgs {
         let Some(name) = &self.lease_name else {
             return Ok(None);
         };
-        let duration = tfplugin::timeouts::parse_duration(&self.lease_duration)
+        let duration = crate::duration::parse(&self.lease_duration)
             .map_err(|e| format!("--lease-duration {:?}: {e}", self.lease_duration))?;
         if duration < Duration::from_secs(1) || duration.subsec_nanos() != 0 {
             return Err(format!(
@@ -242,7 +242,7 @@ impl Elector {
         ) {
             Decision::Standby { holder, until_us } => Ok(Role::Standby(format!(
                 "held by {holder} until {}",
-                super::lease::format_micro_time(until_us)
+                crate::lease::format_micro_time(until_us)
             ))),
             Decision::Acquire(record) | Decision::Renew(record) => {
                 match &read {

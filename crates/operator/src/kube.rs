@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::lease::{LeaseRecord, format_micro_time, parse_micro_time};
+use crate::lease::{LeaseRecord, format_micro_time, parse_micro_time};
 
 /// The service account's files, mounted in every pod that automounts its token.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
