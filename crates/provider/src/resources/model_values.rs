@@ -13,6 +13,11 @@ pub fn opt(t: &Tf<String>) -> Option<String> {
     t.known().cloned()
 }
 
+/// The known bool of `t`, else false.
+pub fn flag(t: &Tf<bool>) -> bool {
+    t.known().copied().unwrap_or(false)
+}
+
 /// The known whole number of `t` within `i64` range, as `Value::as_i64` reads it (a
 /// fraction or an integer out of range reads as none).
 pub fn whole(t: &Tf<f64>) -> Option<i64> {
@@ -56,5 +61,6 @@ mod tests {
         assert_eq!(opt(&Tf::Known("a".into())).as_deref(), Some("a"));
         assert_eq!(value_of(&Tf::Unknown), Value::unknown());
         assert_eq!(value_of(&Tf::Null), Value::Null);
+        assert!(!flag(&Tf::Unknown) && flag(&Tf::Known(true)));
     }
 }
