@@ -2,4 +2,5 @@
 
 pub mod commitment;
 pub mod instance;
+pub mod model_values;
 pub mod node_pool;

@@ -12,9 +12,10 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
-use super::model::{CommitmentModel, text, whole};
+use super::model::CommitmentModel;
 use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set};
 use super::{Settings, location};
+use crate::resources::model_values::{text, whole};
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::stable_name;
 use gpu_core::offer::Cloud;

@@ -12,8 +12,9 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+use crate::resources::model_values::{opt, text, whole};
 use gpu_core::commitment::CommitmentConfig;
-use model::{AwsBlock, CommitmentModel, opt, text, whole};
+use model::{AwsBlock, CommitmentModel};
 use tfplugin::Tf;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{Schema, Type, Value};

@@ -82,35 +82,10 @@ impl CommitmentModel {
     }
 }
 
-/// The known text of `t`, else empty.
-pub fn text(t: &Tf<String>) -> String {
-    t.known().cloned().unwrap_or_default()
-}
-
-/// The known text of `t`.
-pub fn opt(t: &Tf<String>) -> Option<String> {
-    t.known().cloned()
-}
-
-/// The known whole number of `t` (a fraction reads as none).
-pub fn whole(t: &Tf<f64>) -> Option<i64> {
-    t.known()
-        .filter(|n| n.fract() == 0.0 && n.is_finite())
-        .map(|n| *n as i64)
-}
-
-/// `t` as a Terraform value (null, unknown or the string).
-pub fn value_of(t: &Tf<String>) -> Value {
-    match t {
-        Tf::Null => Value::Null,
-        Tf::Unknown => Value::unknown(),
-        Tf::Known(s) => Value::string(s),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::model_values::{text, value_of, whole};
 
     #[test]
     fn decodes_every_state_and_reads_numbers_as_before() {

@@ -17,8 +17,9 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
-use super::model::{CommitmentModel, opt, text, value_of};
+use super::model::CommitmentModel;
 use super::{FIXED, Settings, core_config, match_criteria, platform, tags};
+use crate::resources::model_values::{opt, text, value_of};
 use tfplugin::Tf;
 
 /// Most instance types whose offerings are read when `gpu` leaves the type open.

@@ -10,7 +10,8 @@ use tfplugin::provider::{
 use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest};
 use tfplugin::{Diagnostics, Resource, Schema};
 
-use super::model::{CommitmentModel, text};
+use super::model::CommitmentModel;
+use crate::resources::model_values::text;
 use gpu_core::commitment::{CommitmentKind, Commitments};
 use gpu_core::seam::ConnectCommitments as _;
 use tfplugin::{Diagnostic, Value};

@@ -13,8 +13,10 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
+use super::model::InstanceModel;
 use super::plan::{place_of, same_meaning, set};
-use super::{FIXED, Settings, core_config, labels, own_labels, text};
+use super::{FIXED, Settings, core_config};
+use crate::resources::model_values::{flag, opt, text, whole};
 use gpu_core::seam::ConnectInstances as Connector;
 
 fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
@@ -57,7 +59,7 @@ pub async fn apply(
         }
     };
     if planned.is_null() {
-        return match cloud.delete(&text(prior, "id").unwrap_or_default()).await {
+        return match cloud.delete(&text(&InstanceModel::of(prior).id)).await {
             Ok(()) => done(Value::Null, Diagnostics::new()),
             Err(e) => done(
                 prior.clone(),
@@ -95,7 +97,7 @@ pub async fn apply(
             "unreadable prior place".into(),
         )),
     };
-    let old_id = text(prior, "id").unwrap_or_default();
+    let old_id = text(&InstanceModel::of(prior).id);
     let deleted = match old {
         Ok(c) => c.delete(&old_id).await,
         Err(e) => Err(e),
@@ -116,7 +118,7 @@ pub async fn apply(
 
 /// The VM name of a create (`name`, or generated) or of a roll (`<name>-<4 hex>`).
 fn vm_name(planned: &Value, rolling_from: Option<&Value>) -> (String, String) {
-    let base = text(planned, "name")
+    let base = opt(&InstanceModel::of(planned).name)
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| {
             let token = gpu_core::retry::fresh_token("gpu");
@@ -125,7 +127,7 @@ fn vm_name(planned: &Value, rolling_from: Option<&Value>) -> (String, String) {
     let Some(prior) = rolling_from else {
         return (base.clone(), base);
     };
-    let old = text(prior, "vm_name").unwrap_or_default();
+    let old = text(&InstanceModel::of(prior).vm_name);
     let mut seed = old.clone();
     for n in FIXED {
         seed.push('|');
@@ -152,7 +154,8 @@ fn launch_spec(
     vm_name: &str,
     settings: &Settings,
 ) -> LaunchSpec {
-    let mut all = labels(planned, &settings.base.default_labels);
+    let m = InstanceModel::of(planned);
+    let mut all = m.labels(&settings.base.default_labels);
     let key = gpu_core::instance::marker_key(vm_name);
     match spec.cloud {
         Cloud::Aws => all.insert(MARKER_TAG.to_string(), key),
@@ -164,11 +167,11 @@ fn launch_spec(
     LaunchSpec {
         name: vm_name.to_string(),
         region: spec.region.clone(),
-        zone: text(planned, "zone").or_else(|| spec.zone.clone()),
-        machine_type: text(planned, "instance_type").unwrap_or_default(),
+        zone: opt(&m.zone).or_else(|| spec.zone.clone()),
+        machine_type: text(&m.instance_type),
         spot: spec.spot,
         reclaim: spec.reclaim,
-        image: text(planned, "image").unwrap_or_default(),
+        image: text(&m.image),
         disk_size_gb: spec.disk_size_gb,
         labels: all,
         user_data: spec.user_data.clone(),
@@ -184,7 +187,7 @@ async fn create(
     rolling_from: Option<&Value>,
 ) -> ApplyResourceChangeResponse {
     let mut want = planned.clone();
-    if planned.get_attr("gpu").is_some_and(|g| !g.is_null()) {
+    if !InstanceModel::of(planned).gpu.is_null() {
         set(&mut want, "instance_type", Value::Null);
     }
     let spec = match core_config(&want, settings).validate(catalog) {
@@ -227,9 +230,10 @@ async fn relabel(
     settings: &Settings,
     cloud: &dyn Instances,
 ) -> ApplyResourceChangeResponse {
-    let id = text(prior, "id").unwrap_or_default();
-    if own_labels(prior) != own_labels(planned) {
-        let all = labels(planned, &settings.base.default_labels);
+    let (old, new) = (InstanceModel::of(prior), InstanceModel::of(planned));
+    let id = text(&old.id);
+    if old.own_labels() != new.own_labels() {
+        let all = new.labels(&settings.base.default_labels);
         if let Err(e) = cloud.set_labels(&id, &all).await {
             return done(
                 prior.clone(),
@@ -253,6 +257,7 @@ async fn relabel(
 /// `base` with what `vm` says live: id, name, disks, status, zone, and reclaims seen
 /// since `prior`.
 pub fn state_of(base: &Value, vm: &LiveInstance, prior: Option<&Value>) -> Value {
+    let base_m = InstanceModel::of(base);
     let mut s = base.clone();
     set(&mut s, "id", Value::string(vm.id.clone()));
     set(&mut s, "vm_name", Value::string(vm.name.clone()));
@@ -265,23 +270,19 @@ pub fn state_of(base: &Value, vm: &LiveInstance, prior: Option<&Value>) -> Value
     set(&mut s, "status", Value::string(Status::of(vm).as_str()));
     if let Some(z) = &vm.zone {
         set(&mut s, "zone", Value::string(z.clone()));
-    } else if !base.get_attr("zone").is_some_and(Value::is_known) {
+    } else if !base_m.zone.is_known() {
+        // No zone from the cloud: an unknown zone becomes null (a null one stays).
         set(&mut s, "zone", Value::Null);
     }
-    if s.get_attr("image_description")
-        .is_some_and(|v| !v.is_known())
-    {
+    if base_m.image_description.is_unknown() {
         set(&mut s, "image_description", Value::Null);
     }
-    let before = prior.unwrap_or(base);
+    let before = prior.map_or(base_m, InstanceModel::of);
     let seen = before
-        .get_attr("last_reclaimed_at")
-        .and_then(Value::as_str)
-        .and_then(parse_rfc3339);
-    let mut count = before
-        .get_attr("reclaims")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
+        .last_reclaimed_at
+        .known()
+        .and_then(|t| parse_rfc3339(t));
+    let mut count = whole(&before.reclaims).unwrap_or(0);
     let mut last = seen;
     if let Some(t) = vm.last_reclaim
         && seen.is_none_or(|s| t > s)
@@ -323,8 +324,8 @@ pub async fn read(
             );
         }
     };
-    let id = text(current, "id").unwrap_or_default();
-    let vm = match cloud.get(&id).await {
+    let m = InstanceModel::of(current);
+    let vm = match cloud.get(&text(&m.id)).await {
         Ok(Some(vm)) => vm,
         Ok(None) => return respond(Value::Null, Diagnostics::new()),
         Err(e) => {
@@ -335,50 +336,54 @@ pub async fn read(
         }
     };
     let mut s = state_of(current, &vm, None);
-    // After an import: what the cloud reports fills what the state does not know yet.
-    for (n, live) in [
-        ("name", &vm.name),
-        ("image", &vm.image),
-        ("region", &vm.region),
+    fill_unread(&mut s, &m, &vm);
+    show_drift(&mut s, &m, &vm, &settings.base.default_labels);
+    respond(s, Diagnostics::new())
+}
+
+/// After an import: what the cloud reports fills what the state `m` does not know yet.
+fn fill_unread(s: &mut Value, m: &InstanceModel, vm: &LiveInstance) {
+    for (known, n, live) in [
+        (&m.name, "name", &vm.name),
+        (&m.image, "image", &vm.image),
+        (&m.region, "region", &vm.region),
     ] {
-        if text(current, n).is_none_or(|t| t.is_empty()) && !live.is_empty() {
-            set(&mut s, n, Value::string(live.clone()));
+        if text(known).is_empty() && !live.is_empty() {
+            set(s, n, Value::string(live.clone()));
         }
     }
-    if current.get_attr("disk_size_gb").is_none_or(Value::is_null) && vm.disk_size_gb > 0 {
-        set(&mut s, "disk_size_gb", Value::number(vm.disk_size_gb));
+    if m.disk_size_gb.is_null() && vm.disk_size_gb > 0 {
+        set(s, "disk_size_gb", Value::number(vm.disk_size_gb));
     }
-    if !text(current, "instance_type").is_some_and(|t| t.eq_ignore_ascii_case(&vm.machine_type)) {
-        set(
-            &mut s,
-            "instance_type",
-            Value::string(vm.machine_type.clone()),
-        );
+}
+
+/// A machine type, spot setting, reclaim or labels of `vm` other than the state `m` says,
+/// as drift.
+fn show_drift(
+    s: &mut Value,
+    m: &InstanceModel,
+    vm: &LiveInstance,
+    default_labels: &BTreeMap<String, String>,
+) {
+    if !opt(&m.instance_type).is_some_and(|t| t.eq_ignore_ascii_case(&vm.machine_type)) {
+        set(s, "instance_type", Value::string(vm.machine_type.clone()));
     }
-    let spot = current
-        .get_attr("spot")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if spot != vm.spot {
-        set(&mut s, "spot", Value::Bool(vm.spot));
+    if flag(&m.spot) != vm.spot {
+        set(s, "spot", Value::Bool(vm.spot));
     }
     if vm.spot
         && let Some(r) = vm.reclaim
-        && !text(current, "reclaim").is_some_and(|t| t.eq_ignore_ascii_case(r.as_str()))
+        && !opt(&m.reclaim).is_some_and(|t| t.eq_ignore_ascii_case(r.as_str()))
     {
-        set(&mut s, "reclaim", Value::string(r.as_str()));
+        set(s, "reclaim", Value::string(r.as_str()));
     }
-    let live = user_labels(
-        &vm.labels,
-        &own_labels(current),
-        &settings.base.default_labels,
-    );
-    if live != own_labels(current) {
-        let had = current.get_attr("labels").is_some_and(|l| !l.is_null());
+    let own = m.own_labels();
+    let live = user_labels(&vm.labels, &own, default_labels);
+    if live != own {
         set(
-            &mut s,
+            s,
             "labels",
-            if live.is_empty() && !had {
+            if live.is_empty() && m.labels.is_null() {
                 Value::Null
             } else {
                 Value::Map(
@@ -389,7 +394,6 @@ pub async fn read(
             },
         );
     }
-    respond(s, Diagnostics::new())
 }
 
 /// The user's labels among `live`: without the marker, the cloud's `Name`, and the

@@ -14,6 +14,8 @@ use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
 use tfplugin::{Type, Value};
 
+use super::model::InstanceModel;
+
 /// Private state of an instance just imported: the next plan takes what the cloud does
 /// not report from the configuration instead of rolling the VM.
 pub const IMPORTED: &[u8] = b"gpu_instance:imported";
@@ -43,38 +45,13 @@ pub fn adopt(prior: &Value, planned: &Value, catalog: &Catalog) -> (Value, Vec<S
     let Value::Object(m) = &mut out else {
         return (out, taken);
     };
-    let gpus_match = || {
-        let cloud = prior
-            .get_attr("cloud")
-            .and_then(Value::as_str)
-            .and_then(spelling::cloud);
-        let region = prior
-            .get_attr("region")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let ty = prior.get_attr("instance_type").and_then(Value::as_str);
-        let gpu = planned
-            .get_attr("gpu")
-            .and_then(Value::as_str)
-            .and_then(spelling::gpu);
-        let count = planned
-            .get_attr("gpu_count")
-            .and_then(Value::as_number)
-            .map_or(1, |n| n.as_f64() as u32);
-        catalog.offers().iter().any(|o| {
-            Some(o.cloud) == cloud
-                && ty.is_some_and(|t| o.instance_type.eq_ignore_ascii_case(t))
-                && (region.is_empty() || o.region.eq_ignore_ascii_case(region))
-                && gpu == Some(o.gpu.name)
-                && o.gpu_count == Some(f64::from(count))
-        })
-    };
+    let (prior_m, planned_m) = (InstanceModel::of(prior), InstanceModel::of(planned));
     for n in NOT_READABLE {
         let (p, new) = (prior.get_attr(n), planned.get_attr(n));
         if unset(new) {
             continue;
         }
-        if matches!(*n, "gpu" | "gpu_count") && !gpus_match() {
+        if matches!(*n, "gpu" | "gpu_count") && !gpus_match(&prior_m, &planned_m, catalog) {
             continue;
         }
         match (p, new) {
@@ -96,6 +73,23 @@ pub fn adopt(prior: &Value, planned: &Value, catalog: &Catalog) -> (Value, Vec<S
         }
     }
     (out, taken)
+}
+
+/// Whether the catalog has `prior`'s instance type (in its cloud, and its region when
+/// known) with the GPUs `planned` writes (`gpu_count` 1 when unset).
+fn gpus_match(prior: &InstanceModel, planned: &InstanceModel, catalog: &Catalog) -> bool {
+    let cloud = prior.cloud.known().and_then(|c| spelling::cloud(c));
+    let region = prior.region.known().map_or("", String::as_str);
+    let ty = prior.instance_type.known();
+    let gpu = planned.gpu.known().and_then(|g| spelling::gpu(g));
+    let count = planned.gpu_count.known().map_or(1, |n| *n as u32);
+    catalog.offers().iter().any(|o| {
+        Some(o.cloud) == cloud
+            && ty.is_some_and(|t| o.instance_type.eq_ignore_ascii_case(t))
+            && (region.is_empty() || o.region.eq_ignore_ascii_case(region))
+            && gpu == Some(o.gpu.name)
+            && o.gpu_count == Some(f64::from(count))
+    })
 }
 
 /// The shapes of import ids, for messages.

@@ -1,20 +1,23 @@
 //! `gpu_instance`: one GPU VM kept stopped (not deleted) by a reclaim. The schema and the
-//! raw inputs here; `plan`, `apply` (apply and read), `connect` and `resource` beside.
+//! raw inputs here; `plan`, `apply` (apply and read), `import`, `model` (the typed values)
+//! and `resource` beside.
 
 pub mod apply;
 pub mod import;
+pub mod model;
 pub mod plan;
 pub mod resource;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
-
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::instance::InstanceConfig;
 use gpu_core::instance::config::{AwsInstanceConfig, AzureInstanceConfig, GcpInstanceConfig};
 use tfplugin::schema::{Attribute, Block, NestedBlock};
-use tfplugin::{Schema, Type, Value};
+use tfplugin::{Schema, Tf, Type, Value};
+
+use crate::resources::model_values::{flag, opt, text};
+use model::{InstanceModel, written};
 
 /// The resource's type name.
 pub const TYPE_NAME: &str = "gpu_instance";
@@ -106,89 +109,55 @@ pub fn schema() -> Schema {
     )
 }
 
-pub(crate) fn text(v: &Value, name: &str) -> Option<String> {
-    v.get_attr(name).and_then(Value::as_str).map(str::to_string)
-}
-
-fn block_text(v: &Value, block: &str, name: &str) -> Option<String> {
-    v.get_attr(block)
-        .filter(|b| !b.is_null())
-        .and_then(|b| text(b, name))
-}
-
 /// Whole numbers as written; a fraction becomes the core's "not a whole number".
-fn int(v: &Value, name: &str) -> Option<i64> {
-    let n = v.get_attr(name).and_then(Value::as_number)?;
-    let f = n.as_f64();
-    Some(if f.fract() == 0.0 {
-        f as i64
-    } else {
-        gpu_core::pool::validate::NOT_A_WHOLE_NUMBER
+fn int(t: &Tf<f64>) -> Option<i64> {
+    t.known().map(|f| {
+        if f.fract() == 0.0 {
+            *f as i64
+        } else {
+            gpu_core::pool::validate::NOT_A_WHOLE_NUMBER
+        }
     })
-}
-
-/// `labels` over `default_labels`.
-pub fn labels(v: &Value, default_labels: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let mut all = default_labels.clone();
-    all.extend(own_labels(v));
-    all
-}
-
-/// `labels` as written.
-pub fn own_labels(v: &Value) -> BTreeMap<String, String> {
-    v.get_attr("labels")
-        .and_then(Value::as_entries)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, val)| val.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The core's raw config from a resource value: the config, or a planned or prior value whose
 /// computed `instance_type` the caller has nulled when `gpu` chooses it.
 pub fn core_config(v: &Value, settings: &Settings) -> InstanceConfig {
-    let written = |b: &str| v.get_attr(b).is_some_and(|x| !x.is_null());
+    let m = InstanceModel::of(v);
     InstanceConfig {
-        cloud: text(v, "cloud").unwrap_or_default(),
-        region: text(v, "region").unwrap_or_default(),
-        zone: text(v, "zone"),
-        name: text(v, "name"),
-        gpu: text(v, "gpu"),
-        gpu_count: int(v, "gpu_count"),
-        instance_type: text(v, "instance_type"),
-        spot: v.get_attr("spot").and_then(Value::as_bool).unwrap_or(false),
-        reclaim: text(v, "reclaim"),
-        image: text(v, "image"),
-        disk_size_gb: int(v, "disk_size_gb"),
-        labels: labels(v, &settings.base.default_labels),
-        user_data: text(v, "user_data"),
-        aws: written("aws").then(|| AwsInstanceConfig {
-            subnet_id: block_text(v, "aws", "subnet_id"),
-            security_group_ids: v
-                .get_attr("aws")
-                .and_then(|b| b.get_attr("security_group_ids"))
-                .and_then(Value::as_elements)
-                .map(|l| {
-                    l.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
+        cloud: text(&m.cloud),
+        region: text(&m.region),
+        zone: opt(&m.zone),
+        name: opt(&m.name),
+        gpu: opt(&m.gpu),
+        gpu_count: int(&m.gpu_count),
+        instance_type: opt(&m.instance_type),
+        spot: flag(&m.spot),
+        reclaim: opt(&m.reclaim),
+        image: opt(&m.image),
+        disk_size_gb: int(&m.disk_size_gb),
+        labels: m.labels(&settings.base.default_labels),
+        user_data: opt(&m.user_data),
+        aws: written(&m.aws).map(|b| AwsInstanceConfig {
+            subnet_id: opt(&b.subnet_id),
+            security_group_ids: b
+                .security_group_ids
+                .known()
+                .map(|l| l.iter().filter_map(opt).collect())
                 .unwrap_or_default(),
-            key_name: block_text(v, "aws", "key_name"),
+            key_name: opt(&b.key_name),
         }),
-        azure: written("azure").then(|| AzureInstanceConfig {
-            resource_group: block_text(v, "azure", "resource_group"),
-            subnet_id: block_text(v, "azure", "subnet_id"),
-            admin_username: block_text(v, "azure", "admin_username"),
-            ssh_public_key: block_text(v, "azure", "ssh_public_key"),
+        azure: written(&m.azure).map(|b| AzureInstanceConfig {
+            resource_group: opt(&b.resource_group),
+            subnet_id: opt(&b.subnet_id),
+            admin_username: opt(&b.admin_username),
+            ssh_public_key: opt(&b.ssh_public_key),
         }),
-        gcp: written("gcp").then(|| GcpInstanceConfig {
-            project: block_text(v, "gcp", "project"),
-            network: block_text(v, "gcp", "network"),
-            subnetwork: block_text(v, "gcp", "subnetwork"),
-            service_account: block_text(v, "gcp", "service_account"),
+        gcp: written(&m.gcp).map(|b| GcpInstanceConfig {
+            project: opt(&b.project),
+            network: opt(&b.network),
+            subnetwork: opt(&b.subnetwork),
+            service_account: opt(&b.service_account),
         }),
         default_gcp_project: settings.base.clouds.gcp_project().map(str::to_string),
     }

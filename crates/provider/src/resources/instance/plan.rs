@@ -10,10 +10,12 @@ use gpu_core::instance::InstanceSpec;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
-use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
-use super::{FIXED, Settings, core_config, text};
+use super::model::InstanceModel;
+use super::{FIXED, Settings, core_config};
 use crate::resources::commitment::plan::field_diagnostics;
+use crate::resources::model_values::{flag, opt, text, value_of};
 use gpu_core::seam::{ConnectInstances as Connector, Place};
 
 /// Computed attributes that describe one VM: unknown until it exists.
@@ -40,6 +42,26 @@ pub const COST: &[&str] = &[
     "cost_summary",
 ];
 
+/// Inputs an unknown value of which (in the configuration) leaves the checks and the price
+/// to apply.
+const INPUTS: &[&str] = &[
+    "cloud",
+    "region",
+    "zone",
+    "gpu",
+    "gpu_count",
+    "instance_type",
+    "spot",
+    "reclaim",
+    "image",
+    "disk_size_gb",
+    "labels",
+    "name",
+    "aws",
+    "azure",
+    "gcp",
+];
+
 /// Plans a create, an update (labels in place, or a roll) or a destroy.
 pub async fn plan(
     req: &PlanResourceChangeRequest,
@@ -51,25 +73,9 @@ pub async fn plan(
     if proposed.is_null() {
         return respond(Value::Null, destroy_preview(prior));
     }
-    let unknown_input = [
-        "cloud",
-        "region",
-        "zone",
-        "gpu",
-        "gpu_count",
-        "instance_type",
-        "spot",
-        "reclaim",
-        "image",
-        "disk_size_gb",
-        "labels",
-        "name",
-        "aws",
-        "azure",
-        "gcp",
-    ]
-    .iter()
-    .any(|n| config.get_attr(n).is_some_and(|v| !v.is_wholly_known()));
+    let unknown_input = INPUTS
+        .iter()
+        .any(|n| config.get_attr(n).is_some_and(|v| !v.is_wholly_known()));
     if prior.is_null() {
         plan_create(
             proposed,
@@ -151,18 +157,19 @@ pub fn validate_config(config: &Value, settings: &Settings, catalog: &Catalog) -
 
 /// Where `v` lives, for the connector.
 pub fn place_of(v: &Value, spec: Option<&InstanceSpec>, settings: &Settings) -> Option<Place> {
-    let cloud = spelling::cloud(&text(v, "cloud")?)?;
+    let m = InstanceModel::of(v);
+    let cloud = spelling::cloud(&opt(&m.cloud)?)?;
     let project = match spec.map(|s| &s.class) {
         Some(gpu_core::instance::InstanceClass::Gcp { project, .. }) => Some(project.clone()),
-        _ => v
-            .get_attr("gcp")
-            .filter(|b| !b.is_null())
-            .and_then(|b| text(b, "project"))
+        _ => m
+            .gcp
+            .known()
+            .and_then(|b| opt(&b.project))
             .or_else(|| settings.base.clouds.gcp_project().map(str::to_string)),
     };
     Some(Place {
         cloud,
-        region: spelling::region(Some(cloud), &text(v, "region")?),
+        region: spelling::region(Some(cloud), &opt(&m.region)?),
         scope: scope_of(cloud, project, settings),
     })
 }
@@ -373,7 +380,23 @@ pub fn same_meaning(name: &str, prior: Option<&Value>, new: Option<&Value>) -> b
     if p == n {
         return true;
     }
-    let (ps, ns) = (p.as_str().map(str::trim), n.as_str().map(str::trim));
+    let number = |v: &Value| v.as_number().map(|x| x.as_f64());
+    match name {
+        "spot" => p.as_bool().unwrap_or(false) == n.as_bool().unwrap_or(false),
+        "gpu_count" => gpus(number(&p)) == gpus(number(&n)),
+        "disk_size_gb" => number(&p) == number(&n),
+        _ => same_words(name, p.as_str(), n.as_str()),
+    }
+}
+
+/// `gpu_count`, 1 when unset.
+fn gpus(count: Option<f64>) -> f64 {
+    count.unwrap_or(1.0)
+}
+
+/// Whether two texts of input `name` (none: null or unknown) mean the same VM, trimmed.
+fn same_words(name: &str, prior: Option<&str>, new: Option<&str>) -> bool {
+    let (ps, ns) = (prior.map(str::trim), new.map(str::trim));
     match name {
         "cloud" => {
             ps.and_then(spelling::cloud).is_some()
@@ -393,15 +416,25 @@ pub fn same_meaning(name: &str, prior: Option<&Value>, new: Option<&Value>) -> b
             (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
             _ => false,
         },
-        "spot" => p.as_bool().unwrap_or(false) == n.as_bool().unwrap_or(false),
-        "gpu_count" => {
-            let c = |v: &Value| v.as_number().map_or(1.0, |x| x.as_f64());
-            c(&p) == c(&n)
-        }
-        "disk_size_gb" => p.as_number().map(|x| x.as_f64()) == n.as_number().map(|x| x.as_f64()),
         "image" | "user_data" => ps == ns,
         _ => false,
     }
+}
+
+/// [`same_meaning`] of the typed text input `name`.
+fn same_text(name: &str, prior: &Tf<String>, new: &Tf<String>) -> bool {
+    prior == new
+        || same_words(
+            name,
+            prior.known().map(String::as_str),
+            new.known().map(String::as_str),
+        )
+}
+
+/// Whether `prior` and `new` name the same GPUs (model and count).
+fn same_gpus(prior: &InstanceModel, new: &InstanceModel) -> bool {
+    same_text("gpu", &prior.gpu, &new.gpu)
+        && gpus(prior.gpu_count.known().copied()) == gpus(new.gpu_count.known().copied())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -414,6 +447,7 @@ async fn plan_update(
     connector: &dyn Connector,
     unknown_input: bool,
 ) -> PlanResourceChangeResponse {
+    let (old, wanted) = (InstanceModel::of(prior), InstanceModel::of(config));
     let mut planned = proposed.clone();
     // Left out of the configuration, a filled input keeps its value.
     for n in FILLED {
@@ -426,22 +460,8 @@ async fn plan_update(
         }
     }
     // A gpu written instead of an instance type: the type chosen at create stands.
-    if config.get_attr("gpu").is_some_and(|g| !g.is_null())
-        && same_meaning("gpu", prior.get_attr("gpu"), config.get_attr("gpu"))
-        && same_meaning(
-            "gpu_count",
-            prior.get_attr("gpu_count"),
-            config.get_attr("gpu_count"),
-        )
-    {
-        set(
-            &mut planned,
-            "instance_type",
-            prior
-                .get_attr("instance_type")
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
+    if !wanted.gpu.is_null() && same_gpus(&old, &wanted) {
+        set(&mut planned, "instance_type", value_of(&old.instance_type));
     }
     let mut reasons = Vec::new();
     for n in FIXED.iter().chain(["name"].iter()) {
@@ -470,7 +490,7 @@ async fn plan_update(
                 prior.get_attr(n).cloned().unwrap_or(Value::Null),
             );
         }
-        if prior.get_attr("hourly_usd").is_none_or(Value::is_null) && !unknown_input {
+        if old.hourly_usd.is_null() && !unknown_input {
             price_as_it_is(&mut planned, settings, catalog, &mut d);
         }
         return respond(planned, d);
@@ -487,35 +507,15 @@ async fn plan_update(
         return respond(planned, d);
     }
     let mut want = planned.clone();
-    if config.get_attr("gpu").is_some_and(|g| !g.is_null()) {
+    if !wanted.gpu.is_null() {
         set(&mut want, "instance_type", Value::Null);
     }
     let spec = match core_config(&want, settings).validate(catalog) {
         Ok(s) => s,
         Err(e) => return respond(planned, field_diagnostics(&e)),
     };
-    let gpus_changed = !same_meaning("gpu", prior.get_attr("gpu"), planned.get_attr("gpu"))
-        || !same_meaning(
-            "gpu_count",
-            prior.get_attr("gpu_count"),
-            planned.get_attr("gpu_count"),
-        )
-        || !same_meaning("spot", prior.get_attr("spot"), planned.get_attr("spot"));
-    let chosen = if config.get_attr("instance_type").is_none_or(Value::is_null) && gpus_changed {
-        spec.chosen_type(catalog, &Freshness::at_most(settings.max_price_age))
-    } else {
-        let t = text(&planned, "instance_type").unwrap_or_default();
-        gpu_core::pool::choose::price_types(
-            catalog,
-            spec.cloud,
-            &spec.region,
-            &[t],
-            &Freshness::at_most(settings.max_price_age),
-        )
-        .into_iter()
-        .next()
-    };
-    let Some(chosen) = chosen else {
+    let new = InstanceModel::of(&planned);
+    let Some(chosen) = roll_type(&old, &new, &wanted, &spec, settings, catalog) else {
         d.push(no_instance_type(&spec));
         return respond(planned, d);
     };
@@ -524,13 +524,9 @@ async fn plan_update(
         "instance_type",
         Value::string(chosen.instance_type.clone()),
     );
-    let moved = !same_meaning("cloud", prior.get_attr("cloud"), planned.get_attr("cloud"))
-        || !same_meaning(
-            "region",
-            prior.get_attr("region"),
-            planned.get_attr("region"),
-        );
-    if config.get_attr("image").is_none_or(Value::is_null) && moved {
+    let moved = !same_text("cloud", &old.cloud, &new.cloud)
+        || !same_text("region", &old.region, &new.region);
+    if wanted.image.is_null() && moved {
         match default_image(&spec, settings, connector).await {
             Ok(img) => {
                 set(&mut planned, "image", Value::string(img.id));
@@ -546,33 +542,52 @@ async fn plan_update(
             }
         }
     }
-    let prior_cost = prior
-        .get_attr("monthly_usd")
-        .and_then(Value::as_number)
-        .map(|m| PriorCost {
-            monthly_usd: m.as_f64(),
-            monthly_usd_max: m.as_f64(),
-        });
+    let prior_cost = old.monthly_usd.known().map(|m| PriorCost {
+        monthly_usd: *m,
+        monthly_usd_max: *m,
+    });
     let verb = format!(
         "rolls VM {} ({}): a new VM is created and running before the old one and its disks are deleted (the new VM starts from a fresh boot disk)",
-        text(prior, "vm_name").unwrap_or_default(),
+        text(&old.vm_name),
         reasons.join("; ")
     );
     price_into(&mut planned, &spec, chosen, prior_cost, &verb, &mut d);
     respond(planned, d)
 }
 
+/// The type a roll prices: chosen again from the catalog when the configuration leaves
+/// the type to `gpu` and the GPUs or spot change, else the planned one.
+fn roll_type(
+    old: &InstanceModel,
+    new: &InstanceModel,
+    wanted: &InstanceModel,
+    spec: &InstanceSpec,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> Option<gpu_core::pool::ChosenType> {
+    let gpus_changed = !same_gpus(old, new) || flag(&old.spot) != flag(&new.spot);
+    let fresh = Freshness::at_most(settings.max_price_age);
+    if wanted.instance_type.is_null() && gpus_changed {
+        return spec.chosen_type(catalog, &fresh);
+    }
+    let t = text(&new.instance_type);
+    gpu_core::pool::choose::price_types(catalog, spec.cloud, &spec.region, &[t], &fresh)
+        .into_iter()
+        .next()
+}
+
 /// The saving shown when an instance is destroyed.
 fn destroy_preview(prior: &Value) -> Diagnostics {
-    let Some(m) = prior.get_attr("monthly_usd").and_then(Value::as_number) else {
+    let m = InstanceModel::of(prior);
+    let Some(monthly) = m.monthly_usd.known() else {
         return Diagnostics::new();
     };
     Diagnostics::from(Diagnostic::warning(
         "Cost of gpu_instance",
         format!(
             "-{}/month: deletes VM {} and its disks",
-            gpu_core::cost::format_usd(m.as_f64()),
-            text(prior, "vm_name").unwrap_or_default()
+            gpu_core::cost::format_usd(*monthly),
+            text(&m.vm_name)
         ),
     ))
 }
@@ -590,7 +605,7 @@ fn price_as_it_is(
     let Ok(spec) = core_config(&want, settings).validate(catalog) else {
         return; // a type the catalog does not know: no price, and the read said what it is
     };
-    let t = text(planned, "instance_type").unwrap_or_default();
+    let t = text(&InstanceModel::of(planned).instance_type);
     if let Some(chosen) = gpu_core::pool::choose::price_types(
         catalog,
         spec.cloud,
