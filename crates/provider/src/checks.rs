@@ -7,23 +7,6 @@ use std::collections::BTreeMap;
 use gpu_core::pool::kube::{label_key_problem, label_value_problem};
 use tfplugin::{AttributePath, Diagnostics, Tf};
 
-/// The known strings of a list (unknown elements left out); empty when the list is null
-/// or unknown.
-pub fn strings(list: &Tf<Vec<Tf<String>>>) -> Vec<String> {
-    list.known()
-        .map(|l| l.iter().filter_map(|e| e.known().cloned()).collect())
-        .unwrap_or_default()
-}
-
-/// The known whole number (a fraction reads as none, as `Value::as_i64` does).
-pub fn whole(t: &Tf<f64>) -> Option<i64> {
-    // 2^63 as f64; the open upper bound keeps the cast exact.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    t.known()
-        .filter(|n| n.fract() == 0.0 && (-LIMIT..LIMIT).contains(*n))
-        .map(|n| *n as i64)
-}
-
 /// Errors unless the number is zero or more.
 pub fn non_negative(diags: &mut Diagnostics, v: &Tf<f64>, path: AttributePath) {
     if let Some(n) = v.known().copied()
@@ -178,8 +161,5 @@ mod tests {
         labels(&mut d, &Tf::Known(m), AttributePath::attr("default_labels"));
         assert_eq!(d.0.len(), 1, "{d:?}");
         assert!(d.0[0].summary.contains("default_labels[\"Team Name\"]"));
-        let list = Tf::Known(vec![Tf::Known("a".to_string()), Tf::Unknown]);
-        assert_eq!(strings(&list), ["a"]);
-        assert!(strings(&Tf::Unknown).is_empty());
     }
 }

@@ -12,6 +12,7 @@ mod docs;
 mod functions;
 mod live;
 mod logging;
+mod model_values;
 mod offers_cli;
 mod placement_cli;
 mod provider;

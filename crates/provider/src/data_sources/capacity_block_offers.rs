@@ -2,7 +2,6 @@
 //! ranked by price per GPU-hour, with upfront fee, zone, start and end (read-only
 //! `DescribeCapacityBlockOfferings` calls; nothing is bought).
 
-use crate::checks;
 use serde::Deserialize;
 use std::sync::Arc;
 use tfplugin::Tf;
@@ -86,7 +85,7 @@ impl Args {
 }
 
 fn regions(config: &Value) -> Vec<String> {
-    checks::strings(&Args::of(config).regions)
+    crate::model_values::strings(&Args::of(config).regions).unwrap_or_default()
 }
 
 fn core_config(config: &Value, region: &str) -> CommitmentConfig {
@@ -95,10 +94,10 @@ fn core_config(config: &Value, region: &str) -> CommitmentConfig {
         kind: "aws_capacity_block".into(),
         region: region.to_string(),
         gpu: args.gpu.known().cloned(),
-        gpu_count: checks::whole(&args.gpu_count),
+        gpu_count: crate::model_values::whole(&args.gpu_count),
         instance_type: args.instance_type.known().cloned(),
-        instance_count: checks::whole(&args.instance_count).unwrap_or(1),
-        duration_hours: checks::whole(&args.duration_hours),
+        instance_count: crate::model_values::whole(&args.instance_count).unwrap_or(1),
+        duration_hours: crate::model_values::whole(&args.duration_hours),
         start_after: args.start_after.known().cloned(),
         start_before: args.start_before.known().cloned(),
         ..Default::default()

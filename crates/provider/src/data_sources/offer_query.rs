@@ -370,7 +370,7 @@ pub fn build(
         return Err(d);
     }
     let f = Filters::of(config);
-    let mut names = checks::strings(&f.gpus);
+    let mut names = crate::model_values::strings(&f.gpus).unwrap_or_default();
     if let Some(g) = f.gpu.known() {
         names.push(g.clone());
     }
@@ -383,12 +383,13 @@ pub fn build(
         .map(|n| GpuCount::Exact(*n))
         .or_else(|| f.min_gpu_count.known().map(|n| GpuCount::AtLeast(*n)));
     query.min_vram_gib = f.min_gpu_memory_gib.known().copied();
-    query.clouds = checks::strings(&f.clouds)
+    query.clouds = crate::model_values::strings(&f.clouds)
+        .unwrap_or_default()
         .iter()
         .filter_map(|c| c.parse().ok())
         .collect();
-    query.regions = checks::strings(&f.regions);
-    query.zones = checks::strings(&f.zones);
+    query.regions = crate::model_values::strings(&f.regions).unwrap_or_default();
+    query.zones = crate::model_values::strings(&f.zones).unwrap_or_default();
     query.capacity = match f.capacity.known().map(String::as_str) {
         Some("spot") => Capacity::Spot,
         Some("on_demand") => Capacity::OnDemand,
@@ -398,7 +399,8 @@ pub fn build(
     query.max_price_per_gpu_hour = f.max_price_per_gpu_hour.known().copied();
     query.min_vcpus = f.min_vcpus.known().copied();
     query.min_memory_gib = f.min_memory_gib.known().copied();
-    query.exclude_instance_types = checks::strings(&f.exclude_instance_types);
+    query.exclude_instance_types =
+        crate::model_values::strings(&f.exclude_instance_types).unwrap_or_default();
     query.min_saving_percent = f.min_saving_percent.known().copied().unwrap_or(0.0);
     let age = f.max_price_age.known().and_then(|s| s.parse().ok());
     query.freshness = Freshness::at_most(age.or(default_age));

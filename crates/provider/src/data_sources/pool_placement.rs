@@ -220,11 +220,12 @@ fn query(config: &Value, default_age: Option<MaxPriceAge>) -> Option<PlacementQu
         max_nodes: whole(&args.max_nodes)?,
         on_demand_min: whole(&args.on_demand_min).unwrap_or(0),
         expected_nodes: whole(&args.expected_nodes),
-        clouds: checks::strings(&args.clouds)
+        clouds: crate::model_values::strings(&args.clouds)
+            .unwrap_or_default()
             .iter()
             .filter_map(|c| c.parse::<Cloud>().ok())
             .collect(),
-        regions: checks::strings(&args.regions),
+        regions: crate::model_values::strings(&args.regions).unwrap_or_default(),
         freshness: Freshness::at_most(age.or(default_age)),
         reserved_usd_per_gpu_hour: args.reserved_usd_per_gpu_hour.known().copied(),
         prefer,

@@ -2,5 +2,4 @@
 
 pub mod commitment;
 pub mod instance;
-pub mod model_values;
 pub mod node_pool;

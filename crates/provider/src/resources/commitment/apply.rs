@@ -15,7 +15,7 @@ use tfplugin::{Diagnostic, Diagnostics, Value};
 use super::model::CommitmentModel;
 use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set};
 use super::{Settings, location};
-use crate::resources::model_values::{text, whole};
+use crate::model_values::{text, whole};
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::stable_name;
 use gpu_core::offer::Cloud;

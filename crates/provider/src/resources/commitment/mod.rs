@@ -12,7 +12,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use crate::resources::model_values::{opt, text, whole};
+use crate::model_values::{opt, text, whole};
 use gpu_core::commitment::CommitmentConfig;
 use model::{AwsBlock, CommitmentModel};
 use tfplugin::Tf;

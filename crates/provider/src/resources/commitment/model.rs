@@ -85,7 +85,7 @@ impl CommitmentModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::model_values::{text, value_of, whole};
+    use crate::model_values::{text, value_of, whole};
 
     #[test]
     fn decodes_every_state_and_reads_numbers_as_before() {

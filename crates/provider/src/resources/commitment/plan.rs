@@ -19,7 +19,7 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
 use super::model::CommitmentModel;
 use super::{FIXED, Settings, core_config, match_criteria, platform, tags};
-use crate::resources::model_values::{opt, text, value_of};
+use crate::model_values::{opt, text, value_of};
 use tfplugin::Tf;
 
 /// Most instance types whose offerings are read when `gpu` leaves the type open.

@@ -11,7 +11,7 @@ use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest
 use tfplugin::{Diagnostics, Resource, Schema};
 
 use super::model::CommitmentModel;
-use crate::resources::model_values::text;
+use crate::model_values::text;
 use gpu_core::commitment::{CommitmentKind, Commitments};
 use gpu_core::seam::ConnectCommitments as _;
 use tfplugin::{Diagnostic, Value};

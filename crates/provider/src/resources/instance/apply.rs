@@ -16,7 +16,7 @@ use tfplugin::{Diagnostic, Diagnostics, Value};
 use super::model::InstanceModel;
 use super::plan::{place_of, same_meaning, set};
 use super::{FIXED, Settings, core_config};
-use crate::resources::model_values::{flag, opt, text, whole};
+use crate::model_values::{flag, opt, text, whole};
 use gpu_core::seam::ConnectInstances as Connector;
 
 fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {

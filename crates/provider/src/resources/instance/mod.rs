@@ -16,7 +16,7 @@ use gpu_core::instance::config::{AwsInstanceConfig, AzureInstanceConfig, GcpInst
 use tfplugin::schema::{Attribute, Block, NestedBlock};
 use tfplugin::{Schema, Tf, Type, Value};
 
-use crate::resources::model_values::{flag, opt, text};
+use crate::model_values::{flag, opt, text};
 use model::{InstanceModel, written};
 
 /// The resource's type name.

@@ -144,7 +144,7 @@ pub fn written<T: Clone + Default>(block: &Tf<T>) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::model_values::{flag, opt, text, whole};
+    use crate::model_values::{flag, opt, text, whole};
 
     #[test]
     fn decodes_every_state_and_reads_as_before() {

@@ -14,8 +14,8 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
 use super::model::InstanceModel;
 use super::{FIXED, Settings, core_config};
+use crate::model_values::{flag, opt, text, value_of};
 use crate::resources::commitment::plan::field_diagnostics;
-use crate::resources::model_values::{flag, opt, text, value_of};
 use gpu_core::seam::{ConnectInstances as Connector, Place};
 
 /// Computed attributes that describe one VM: unknown until it exists.

@@ -10,6 +10,8 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use tfplugin::{Tf, Value};
 
+pub use crate::model_values::{opt, string_map, strings, text};
+
 /// A `gpu_node_pool` object; an attribute a hand-built value lacks reads as null.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
@@ -209,33 +211,6 @@ impl Visitor<'_> for IntVisitor {
 /// The known whole number of `t`.
 pub fn int(t: &Tf<Int>) -> Option<i64> {
     t.known().map(|i| i.0)
-}
-
-/// The known text of `t`, else empty.
-pub fn text(t: &Tf<String>) -> String {
-    t.known().cloned().unwrap_or_default()
-}
-
-/// The known text of `t`.
-pub fn opt(t: &Tf<String>) -> Option<String> {
-    t.known().cloned()
-}
-
-/// The known strings of a known list (unknown elements left out).
-pub fn strings(t: &Tf<Vec<Tf<String>>>) -> Option<Vec<String>> {
-    t.known()
-        .map(|l| l.iter().filter_map(|e| e.known().cloned()).collect())
-}
-
-/// The known entries of a known map (unknown values left out).
-pub fn string_map(t: &Tf<BTreeMap<String, Tf<String>>>) -> BTreeMap<String, String> {
-    t.known()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.known().map(|s| (k.clone(), s.clone())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

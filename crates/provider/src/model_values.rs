@@ -1,5 +1,8 @@
-//! Reading typed values ([`Tf`]: null, unknown until apply, or known) the way the
-//! resources read raw values before: shared by the resources' typed models.
+//! Reading typed values ([`Tf`]: null, unknown until apply, or known) the way raw values
+//! were read before: shared by the resources', data sources' and provider block's typed
+//! models.
+
+use std::collections::BTreeMap;
 
 use tfplugin::{Tf, Value};
 
@@ -26,6 +29,23 @@ pub fn whole(t: &Tf<f64>) -> Option<i64> {
     t.known()
         .filter(|n| n.fract() == 0.0 && (-LIMIT..LIMIT).contains(*n))
         .map(|n| *n as i64)
+}
+
+/// The known strings of a known list (unknown elements left out).
+pub fn strings(t: &Tf<Vec<Tf<String>>>) -> Option<Vec<String>> {
+    t.known()
+        .map(|l| l.iter().filter_map(|e| e.known().cloned()).collect())
+}
+
+/// The known entries of a known map (unknown values left out).
+pub fn string_map(t: &Tf<BTreeMap<String, Tf<String>>>) -> BTreeMap<String, String> {
+    t.known()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.known().map(|s| (k.clone(), s.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `t` as a Terraform value (null, unknown or the string).
@@ -62,5 +82,18 @@ mod tests {
         assert_eq!(value_of(&Tf::Unknown), Value::unknown());
         assert_eq!(value_of(&Tf::Null), Value::Null);
         assert!(!flag(&Tf::Unknown) && flag(&Tf::Known(true)));
+    }
+
+    #[test]
+    fn lists_and_maps_leave_unknown_elements_out() {
+        let list = Tf::Known(vec![Tf::Known("a".to_string()), Tf::Unknown]);
+        assert_eq!(strings(&list), Some(vec!["a".to_string()]));
+        assert_eq!(strings(&Tf::Unknown), None);
+        let map = Tf::Known(BTreeMap::from([
+            ("k".to_string(), Tf::Known("v".to_string())),
+            ("u".to_string(), Tf::Unknown),
+        ]));
+        assert_eq!(string_map(&map).len(), 1);
+        assert!(string_map(&Tf::Null).is_empty());
     }
 }
