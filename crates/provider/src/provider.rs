@@ -96,6 +96,35 @@ impl GpuProvider {
     }
 }
 
+impl node_pool::resource::PoolProvider for GpuProvider {
+    fn pool_settings(&self) -> node_pool::Settings {
+        GpuProvider::pool_settings(self)
+    }
+}
+
+impl commitment::resource::CommitmentProvider for GpuProvider {
+    fn commitment_settings(&self) -> commitment::Settings {
+        GpuProvider::commitment_settings(self)
+    }
+}
+
+impl instance::resource::InstanceProvider for GpuProvider {
+    fn instance_settings(&self) -> instance::Settings {
+        GpuProvider::instance_settings(self)
+    }
+}
+
+#[async_trait]
+impl data_sources::OfferProvider for GpuProvider {
+    fn max_price_age(&self) -> Option<gpu_core::freshness::MaxPriceAge> {
+        self.configured().and_then(|c| c.max_price_age())
+    }
+
+    async fn live_catalog(&self, query: &OfferQuery) -> Refreshed {
+        GpuProvider::live_catalog(self, query).await
+    }
+}
+
 /// The `gpu` provider as served: the provider block, `gpu_node_pool`, and the data
 /// sources, sharing one [`GpuProvider`].
 pub fn new() -> Router<Arc<GpuProvider>> {

@@ -18,7 +18,7 @@ use tfplugin::resource::{ReadDataRequest, ValidateRequest};
 use tfplugin::schema::{Attribute, Block};
 use tfplugin::{AttributePath, DataSource, Diagnostic, Diagnostics, Schema, Type, Value};
 
-use crate::provider::GpuProvider;
+use crate::resources::commitment::resource::CommitmentProvider;
 use gpu_core::seam::ConnectCommitments as Connector;
 
 /// The data source's type name.
@@ -284,12 +284,12 @@ pub async fn read(
 /// The data source, configured through the provider block.
 #[derive(Debug, Clone)]
 pub struct CapacityBlockOffers {
-    provider: Arc<GpuProvider>,
+    provider: Arc<dyn CommitmentProvider>,
 }
 
 impl CapacityBlockOffers {
     /// The data source, configured through `provider`.
-    pub fn new(provider: Arc<GpuProvider>) -> Self {
+    pub fn new(provider: Arc<dyn CommitmentProvider>) -> Self {
         CapacityBlockOffers { provider }
     }
 }

@@ -10,7 +10,7 @@ pub mod offers;
 pub mod pool_placement;
 pub mod spot_offer;
 
-use crate::provider::GpuProvider;
+use crate::live::Refreshed;
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::MaxPriceAge;
@@ -53,7 +53,18 @@ pub struct OfferSource {
     read: fn(&Value, &Catalog, Option<MaxPriceAge>) -> ReadDataSourceResponse,
     /// The offers whose clouds and regions a live refresh must cover.
     live_scope: fn(&Value) -> Option<OfferQuery>,
-    provider: Arc<GpuProvider>,
+    provider: Arc<dyn OfferProvider>,
+}
+
+/// What the offer data sources need of the configured provider block: which prices count
+/// and live prices.
+#[async_trait]
+pub trait OfferProvider: Send + Sync + std::fmt::Debug {
+    /// The provider's `max_price_age`.
+    fn max_price_age(&self) -> Option<MaxPriceAge>;
+    /// The catalog with live prices for `query`, and the warnings of sources that did not
+    /// answer.
+    async fn live_catalog(&self, query: &OfferQuery) -> Refreshed;
 }
 
 /// The live scope of the offer queries: their own filters.
@@ -63,7 +74,7 @@ fn query_scope(config: &Value) -> Option<OfferQuery> {
 
 impl OfferSource {
     /// `gpu_spot_offer`: the cheapest matching offer.
-    pub fn spot_offer(provider: Arc<GpuProvider>) -> Self {
+    pub fn spot_offer(provider: Arc<dyn OfferProvider>) -> Self {
         OfferSource {
             type_name: spot_offer::TYPE_NAME,
             schema: spot_offer::schema,
@@ -75,7 +86,7 @@ impl OfferSource {
     }
 
     /// `gpu_offers`: every matching offer, ranked.
-    pub fn offers(provider: Arc<GpuProvider>) -> Self {
+    pub fn offers(provider: Arc<dyn OfferProvider>) -> Self {
         OfferSource {
             type_name: offers::TYPE_NAME,
             schema: offers::schema,
@@ -88,7 +99,7 @@ impl OfferSource {
 
     /// `gpu_commitment_sizing`: how many GPUs to commit to (catalog prices fill the
     /// prices not given; never live).
-    pub fn commitment_sizing(provider: Arc<GpuProvider>) -> Self {
+    pub fn commitment_sizing(provider: Arc<dyn OfferProvider>) -> Self {
         OfferSource {
             type_name: commitment_sizing::TYPE_NAME,
             schema: commitment_sizing::schema,
@@ -100,7 +111,7 @@ impl OfferSource {
     }
 
     /// `gpu_pool_placement`: where a pool's whole bill is lowest.
-    pub fn pool_placement(provider: Arc<GpuProvider>) -> Self {
+    pub fn pool_placement(provider: Arc<dyn OfferProvider>) -> Self {
         OfferSource {
             type_name: pool_placement::TYPE_NAME,
             schema: pool_placement::schema,
@@ -128,7 +139,7 @@ impl DataSource for OfferSource {
 
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let config = request.config();
-        let default_age = self.provider.configured().and_then(|c| c.max_price_age());
+        let default_age = self.provider.max_price_age();
         if offer_query::Filters::of(config).live.known() != Some(&true) {
             return (self.read)(config, Catalog::embedded(), default_age);
         }

@@ -34,17 +34,22 @@ async fn connect(
         .map_err(|e| Diagnostic::error(format!("Cannot connect to {cloud}"), e.to_string()).into())
 }
 use super::{TYPE_NAME, apply, plan, schema};
-use crate::provider::GpuProvider;
+
+/// What commitments need of the configured provider block.
+pub trait CommitmentProvider: Send + Sync + std::fmt::Debug {
+    /// The settings of an operation starting now.
+    fn commitment_settings(&self) -> super::Settings;
+}
 
 /// The `gpu_commitment` resource, configured through the provider block.
 #[derive(Debug, Clone)]
 pub struct CommitmentResource {
-    provider: Arc<GpuProvider>,
+    provider: Arc<dyn CommitmentProvider>,
 }
 
 impl CommitmentResource {
     /// The resource, configured through `provider`.
-    pub fn new(provider: Arc<GpuProvider>) -> Self {
+    pub fn new(provider: Arc<dyn CommitmentProvider>) -> Self {
         CommitmentResource { provider }
     }
 }

@@ -14,17 +14,22 @@ use tfplugin::resource::{
 use tfplugin::{Diagnostic, Diagnostics, Resource, Schema};
 
 use super::{TYPE_NAME, apply, import, plan, schema};
-use crate::provider::GpuProvider;
+
+/// What instances need of the configured provider block.
+pub trait InstanceProvider: Send + Sync + std::fmt::Debug {
+    /// The settings of an operation starting now.
+    fn instance_settings(&self) -> super::Settings;
+}
 
 /// The `gpu_instance` resource, configured through the provider block.
 #[derive(Debug, Clone)]
 pub struct InstanceResource {
-    provider: Arc<GpuProvider>,
+    provider: Arc<dyn InstanceProvider>,
 }
 
 impl InstanceResource {
     /// The resource, configured through `provider`.
-    pub fn new(provider: Arc<GpuProvider>) -> Self {
+    pub fn new(provider: Arc<dyn InstanceProvider>) -> Self {
         InstanceResource { provider }
     }
 }

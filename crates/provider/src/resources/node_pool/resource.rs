@@ -2,7 +2,6 @@
 //! to the pool's plan, apply, read, import and state upgrade.
 
 use super::{TYPE_NAME, apply, import, plan, refresh, schema, upgrade};
-use crate::provider::GpuProvider;
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
 use std::sync::Arc;
@@ -15,15 +14,22 @@ use tfplugin::resource::{
 };
 use tfplugin::{Diagnostic, Diagnostics, Resource, Schema, Type, Value};
 
+/// What the pool resource needs of the configured provider block (the provider hands it
+/// over, as a framework hands provider data to its resources).
+pub trait PoolProvider: Send + Sync + std::fmt::Debug {
+    /// The settings of an operation starting now.
+    fn pool_settings(&self) -> super::Settings;
+}
+
 /// The `gpu_node_pool` resource, with the provider block it reads its settings from.
 #[derive(Debug, Clone)]
 pub struct NodePool {
-    provider: Arc<GpuProvider>,
+    provider: Arc<dyn PoolProvider>,
 }
 
 impl NodePool {
     /// The resource, configured through `provider`.
-    pub fn new(provider: Arc<GpuProvider>) -> Self {
+    pub fn new(provider: Arc<dyn PoolProvider>) -> Self {
         NodePool { provider }
     }
 }
