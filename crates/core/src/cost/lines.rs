@@ -3,8 +3,21 @@
 //! spot groups through it; GPU instances and commitments will add their own lines.
 
 use crate::model::CapacityType;
+use crate::pool::PriceRow;
 
-use super::preview::{HOURS_PER_MONTH, PricedAs};
+/// Hours in the month every monthly figure uses (365 × 24 / 12).
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+/// The catalog row one kind of capacity is priced at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PricedAs {
+    /// The instance type.
+    pub instance_type: String,
+    /// Whether the row's spot price was used (`false`: its on-demand price).
+    pub spot_price: bool,
+    /// The row: price, zone, source, as-of.
+    pub row: PriceRow,
+}
 
 /// One line of a bill: `count_min`..=`count_max` machines of one priced offer.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,11 +8,9 @@ mod money;
 mod preview;
 
 pub use budget::{BudgetError, check_budget};
-pub use lines::{PriceLine, Totals, total};
+pub use lines::{HOURS_PER_MONTH, PriceLine, PricedAs, Totals, total};
 pub use money::format_usd;
-pub use preview::{
-    CostError, CostPreview, HOURS_PER_MONTH, PricedAs, PriorCost, preview, priced_as,
-};
+pub use preview::{CostError, CostPreview, PriorCost, preview, priced_as};
 
 #[cfg(test)]
 mod tests;

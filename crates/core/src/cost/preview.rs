@@ -1,26 +1,12 @@
 //! Pricing a pool from its instance types' catalog rows: the rows chosen per capacity
 //! type, summed as [`super::lines`] of (offer, count, capacity).
 
-use super::lines::{PriceLine, total};
+use super::lines::{PriceLine, PricedAs, total};
 use crate::model::CapacityType;
 use crate::offer::{Cloud, PriceOrigin};
 use crate::pool::{ChosenType, NodeCounts, NodePoolSpec, PriceRow};
 
 use super::money::{format_delta, format_usd};
-
-/// Hours in the month every monthly figure uses (365 × 24 / 12).
-pub const HOURS_PER_MONTH: f64 = 730.0;
-
-/// The catalog row one kind of capacity is priced at.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PricedAs {
-    /// The instance type.
-    pub instance_type: String,
-    /// Whether the row's spot price was used (`false`: its on-demand price).
-    pub spot_price: bool,
-    /// The row: price, zone, source, as-of.
-    pub row: PriceRow,
-}
 
 /// The cost of a pool, from catalog prices.
 #[derive(Debug, Clone, PartialEq)]

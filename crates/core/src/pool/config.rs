@@ -1,13 +1,7 @@
-//! A node pool as the user wrote it (names, numbers as given), before [`validate`]
-//! turns it into a [`NodePoolSpec`].
-//!
-//! [`validate`]: NodePoolConfig::validate
+//! A node pool as the user wrote it (names, numbers as given), before
+//! `NodePoolConfig::validate` (in `pool::validate`) turns it into a `NodePoolSpec`.
 
 use std::collections::BTreeMap;
-
-use super::spec::NodePoolSpec;
-use super::validate::{self, ValidationErrors};
-use crate::catalog::Catalog;
 
 /// The configuration of a node pool, unchecked; field names are the Terraform attribute names.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -70,11 +64,4 @@ pub struct TaintConfig {
     pub value: String,
     /// `effect`: `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
     pub effect: String,
-}
-
-impl NodePoolConfig {
-    /// Checks every rule against `catalog` and returns the typed spec, or every problem at once.
-    pub fn validate(&self, catalog: &Catalog) -> Result<NodePoolSpec, ValidationErrors> {
-        validate::validate(self, catalog)
-    }
 }

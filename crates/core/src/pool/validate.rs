@@ -102,11 +102,15 @@ impl Problems {
     }
 }
 
+impl NodePoolConfig {
+    /// Checks every rule against `catalog` and returns the typed spec, or every problem at once.
+    pub fn validate(&self, catalog: &Catalog) -> Result<NodePoolSpec, ValidationErrors> {
+        validate(self, catalog)
+    }
+}
+
 /// Checks `c` against every rule and `catalog`; see [`NodePoolConfig::validate`].
-pub(super) fn validate(
-    c: &NodePoolConfig,
-    catalog: &Catalog,
-) -> Result<NodePoolSpec, ValidationErrors> {
+fn validate(c: &NodePoolConfig, catalog: &Catalog) -> Result<NodePoolSpec, ValidationErrors> {
     let mut p = Problems::default();
     let cloud = check_cloud(&mut p, &c.cloud);
     // Every check and the spec see the canonical spelling of region and instance types.

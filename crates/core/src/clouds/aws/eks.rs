@@ -22,7 +22,7 @@ use super::clients::{ec2_client, sdk_timeouts};
 use super::convert;
 use super::convert::{map_or_none, node_group_from_sdk, scaling_to_sdk, taint_to_sdk, vec_or_none};
 use super::retrying::send;
-use super::session::AwsSettings;
+use super::settings::AwsSettings;
 use crate::cancel::Cancel;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::delta::{ConfigDelta, tag_delta};

@@ -28,6 +28,8 @@ mod instances;
 mod retrying;
 #[cfg(feature = "aws")]
 mod session;
+#[cfg(feature = "aws")]
+mod settings;
 
 #[cfg(feature = "aws")]
 pub use aws_config::SdkConfig;
@@ -40,4 +42,6 @@ pub use eks::{Eks, launch_template_name};
 #[cfg(feature = "aws")]
 pub use instances::{DLAMI_NAME, DLAMI_OWNER, Ec2Instances};
 #[cfg(feature = "aws")]
-pub use session::{AwsSession, AwsSettings};
+pub use session::AwsSession;
+#[cfg(feature = "aws")]
+pub use settings::AwsSettings;

@@ -4,33 +4,13 @@
 //! operation, each with that operation's stop signal.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::commitments::{Ec2Commitments, Ec2Tuning};
 use super::config_cache::{ConfigCache, ConfigKey};
 use super::eks::Eks;
 use super::instances::Ec2Instances;
+use super::settings::AwsSettings;
 use crate::cancel::Cancel;
-use crate::retry::RetryPolicy;
-use crate::seam::poll::Backoff;
-
-/// How to reach AWS; every field is optional and defaults to the usual AWS chain.
-#[derive(Debug, Clone, Default)]
-pub struct AwsSettings {
-    /// Named profile of the shared config files (`aws.profile`).
-    pub profile: Option<String>,
-    /// EKS endpoint override, e.g. an emulator at `http://127.0.0.1:5000`.
-    pub eks_endpoint: Option<String>,
-    /// EC2 endpoint override (instances, commitments, launch templates of groups on a
-    /// capacity reservation).
-    pub ec2_endpoint: Option<String>,
-    /// Poll schedule of node group waits (default 5 s doubling to 30 s).
-    pub backoff: Option<Backoff>,
-    /// Retries of each call (default [`RetryPolicy::default`]).
-    pub retry: Option<RetryPolicy>,
-    /// Longest one HTTP attempt may take before it is abandoned and retried (default 30 s).
-    pub attempt_timeout: Option<Duration>,
-}
 
 /// The loaded credential chains, shared by every client the session makes; clones
 /// share them.

@@ -3,7 +3,7 @@
 //! cloud's settings) and the node class they make. Values are read in any letter case and
 //! always compared in the cloud's own spelling, so `ubuntu` and `Ubuntu` are one value.
 
-use gpu_core::model::{AzureClass, GcpClass, NodeClass, Reservation};
+use gpu_core::model::{AwsClass, AzureClass, GcpClass, NodeClass, Reservation};
 use gpu_core::offer::Cloud;
 use gpu_core::seam::{is_guid, is_zone_of};
 use tfplugin::schema::{Attribute, Block, NestedBlock};
@@ -160,6 +160,25 @@ pub fn gcp_class(v: &Value) -> GcpClass {
     }
 }
 
+/// The node class of pool `v` on `cloud`: on AWS its `aws` block (node role; subnets, or
+/// the cluster's when unset; the AMI type is the layout's, from `driver`); on Azure and
+/// GCP their `azure` and `gcp` blocks, with the defaults of [`super::cloud_blocks`].
+pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
+    match cloud {
+        Cloud::Azure => NodeClass::Azure(azure_class(v)),
+        Cloud::Gcp => NodeClass::Gcp(gcp_class(v)),
+        _ => {
+            let aws = super::aws_block::settings(v);
+            NodeClass::Aws(AwsClass {
+                node_role: aws.node_role_arn.unwrap_or_default(),
+                subnets: aws.subnet_ids.filter(|s| !s.is_empty()),
+                ami_type: String::new(),
+                capacity_reservation: aws_capacity_reservation(v),
+            })
+        }
+    }
+}
+
 /// The specific reservation of the `reservation` block's commitment, when its kind is a
 /// Google Cloud one and its id is known.
 fn commitment_reservation(v: &Value) -> Option<Reservation> {
@@ -198,7 +217,7 @@ fn pool_reservation(v: &Value) -> Option<gpu_core::pool::PoolReservation> {
 /// ignored) in `config`, at validate (`region` unknown: `None`) and again at plan.
 pub fn check_own(config: &Value, cloud: Cloud, region: Option<&str>, d: &mut Diagnostics) {
     match cloud {
-        Cloud::Aws => super::inputs::check_aws(config, d),
+        Cloud::Aws => super::aws_block::check(config, d),
         Cloud::Azure => check_azure(config, d),
         Cloud::Gcp => check_gcp(config, region, d),
         _ => {}

@@ -10,7 +10,7 @@ use gpu_core::pool::generation::{Roll, name_generations};
 use gpu_core::pool::{self, ChosenType, GroupSpec, NodePoolSpec, layout};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
-use super::inputs::{self, pool_config};
+use super::inputs::pool_config;
 use super::{groups, paths};
 
 /// Settings from the provider block that pools use.
@@ -70,7 +70,7 @@ pub fn with_types(
     let fresh = Freshness::at_most(settings.max_price_age);
     let types = pool::instance_types(&spec, catalog, pool::DEFAULT_INSTANCE_TYPE_COUNT, &fresh);
     spec.instance_types = types.iter().map(|t| t.instance_type.clone()).collect();
-    let class = inputs::node_class(pool, spec.cloud);
+    let class = super::cloud_blocks::node_class(pool, spec.cloud);
     let groups = layout::groups(&spec, &types, &class, &settings.default_labels);
     Desired {
         spec,

@@ -11,7 +11,6 @@ use gpu_core::pool::layout::class_for_capacity;
 use gpu_core::seam::NodeGroup;
 use tfplugin::{Tf, Value};
 
-use super::inputs;
 use super::model::{self, GroupModel, PoolModel};
 
 /// One `node_groups` element: `capacity` is `on-demand` or `spot`, `image` the node image
@@ -127,7 +126,7 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
     if state.is_null() {
         return Vec::new();
     }
-    let class = inputs::node_class(state, cloud);
+    let class = super::cloud_blocks::node_class(state, cloud);
     let keeps_reclaimed = PoolModel::of(state)
         .reclaim
         .known()
