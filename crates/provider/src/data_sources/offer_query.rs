@@ -404,13 +404,11 @@ pub fn build(
     query.min_saving_percent = f.min_saving_percent.known().copied().unwrap_or(0.0);
     let age = f.max_price_age.known().and_then(|s| s.parse().ok());
     query.freshness = Freshness::at_most(age.or(default_age));
-    if let Some(p) = f.prefer.known() {
+    if let Some(p) = f.prefer.known()
+        && let Some(cloud) = p.cloud.known().and_then(|c| c.parse().ok())
+    {
         query.prefer = Some(OfferKey {
-            cloud: p
-                .cloud
-                .known()
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(Cloud::Aws),
+            cloud,
             region: p.region.known().cloned().unwrap_or_default(),
             zone: p.zone.known().cloned(),
             instance_type: p.instance_type.known().cloned().unwrap_or_default(),

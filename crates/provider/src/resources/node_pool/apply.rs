@@ -146,7 +146,7 @@ async fn destroy(
         Ok(c) => c,
         Err(d) => return failed(prior.clone(), d),
     };
-    let cloud = super::inputs::cloud_of(prior);
+    let cloud = cluster.cloud();
     let live = match reconcile::read(api, &cluster, &all_names(prior, cloud, &name, &[])).await {
         Ok(l) => l,
         Err(e) => {
@@ -203,7 +203,9 @@ pub(super) fn all_names(prior: &Value, cloud: Cloud, name: &str, wanted: &[Strin
 /// The cluster of pool `v` as its cloud names it; refused (as validation would) when its
 /// cloud, region and `cluster` do not name one.
 pub(super) fn cluster_of(v: &Value) -> Result<ClusterRef, Diagnostics> {
-    let cloud = super::inputs::cloud_of(v);
+    let Some(cloud) = super::inputs::cloud_of(v) else {
+        return Err(super::inputs::unknown_cloud(v));
+    };
     let cluster = model::text(&PoolModel::of(v).cluster);
     ClusterRef::parse(cloud, &super::inputs::region_of(v), &cluster).map_err(|e| {
         Diagnostic::error("Invalid cluster", format!("`cluster`: {e}"))

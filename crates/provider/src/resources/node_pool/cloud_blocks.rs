@@ -163,11 +163,12 @@ pub fn gcp_class(v: &Value) -> GcpClass {
 /// The node class of pool `v` on `cloud`: on AWS its `aws` block (node role; subnets, or
 /// the cluster's when unset; the AMI type is the layout's, from `driver`); on Azure and
 /// GCP their `azure` and `gcp` blocks, with the defaults of [`super::cloud_blocks`].
-pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
-    match cloud {
+/// `None` for a cloud without node groups (validation refuses those first).
+pub fn node_class(v: &Value, cloud: Cloud) -> Option<NodeClass> {
+    Some(match cloud {
         Cloud::Azure => NodeClass::Azure(azure_class(v)),
         Cloud::Gcp => NodeClass::Gcp(gcp_class(v)),
-        _ => {
+        Cloud::Aws => {
             let aws = super::aws_block::settings(v);
             NodeClass::Aws(AwsClass {
                 node_role: aws.node_role_arn.unwrap_or_default(),
@@ -176,7 +177,8 @@ pub fn node_class(v: &Value, cloud: Cloud) -> NodeClass {
                 capacity_reservation: aws_capacity_reservation(v),
             })
         }
-    }
+        Cloud::Cudo | Cloud::Nebius | Cloud::Hyperbolic => return None,
+    })
 }
 
 /// The specific reservation of the `reservation` block's commitment, when its kind is a

@@ -70,8 +70,10 @@ pub fn with_types(
     let fresh = Freshness::at_most(settings.max_price_age);
     let types = pool::instance_types(&spec, catalog, pool::DEFAULT_INSTANCE_TYPE_COUNT, &fresh);
     spec.instance_types = types.iter().map(|t| t.instance_type.clone()).collect();
-    let class = super::cloud_blocks::node_class(pool, spec.cloud);
-    let groups = layout::groups(&spec, &types, &class, &settings.default_labels);
+    let groups = match super::cloud_blocks::node_class(pool, spec.cloud) {
+        Some(class) => layout::groups(&spec, &types, &class, &settings.default_labels),
+        None => Vec::new(),
+    };
     Desired {
         spec,
         types,

@@ -126,7 +126,9 @@ pub fn prior(state: &Value, cloud: Cloud) -> Vec<GroupSpec> {
     if state.is_null() {
         return Vec::new();
     }
-    let class = super::cloud_blocks::node_class(state, cloud);
+    let Some(class) = super::cloud_blocks::node_class(state, cloud) else {
+        return Vec::new();
+    };
     let keeps_reclaimed = PoolModel::of(state)
         .reclaim
         .known()

@@ -170,23 +170,35 @@ pub fn timeouts(v: &Value, d: &mut Diagnostics) -> Timeouts {
     }
 }
 
-/// The cloud of pool `v` (any spelling); aws when it names none (validation refuses that
-/// before any of these runs; a cloud without node groups is refused by
+/// The cloud of pool `v` (any spelling); `None` when it names none (validation refuses
+/// that before any of these runs; a cloud without node groups is refused by
 /// [`crate::clouds::Clouds::node_groups`]).
-pub fn cloud_of(v: &Value) -> gpu_core::offer::Cloud {
+pub fn cloud_of(v: &Value) -> Option<gpu_core::offer::Cloud> {
     cloud_in(&PoolModel::of(v))
 }
 
 /// [`cloud_of`] a decoded pool.
-pub fn cloud_in(m: &PoolModel) -> gpu_core::offer::Cloud {
-    gpu_core::pool::spelling::cloud(&model::text(&m.cloud)).unwrap_or(gpu_core::offer::Cloud::Aws)
+pub fn cloud_in(m: &PoolModel) -> Option<gpu_core::offer::Cloud> {
+    gpu_core::pool::spelling::cloud(&model::text(&m.cloud))
+}
+
+/// The error for a pool whose `cloud` names no cloud.
+pub fn unknown_cloud(v: &Value) -> Diagnostics {
+    let named = model::text(&PoolModel::of(v).cloud);
+    let mut d = Diagnostics::new();
+    d.attr_error(
+        AttributePath::attr("cloud"),
+        "Invalid cloud",
+        format!("`cloud` is {named:?}; the clouds with node pools are aws, azure and gcp."),
+    );
+    d
 }
 
 /// The region of pool `v` as its cloud spells it (`US-EAST-1` → `us-east-1`): the AWS SDK
 /// signs requests for the region it is given, so a re-spelled one must not reach it.
 pub fn region_of(v: &Value) -> String {
     let m = PoolModel::of(v);
-    gpu_core::pool::spelling::region(Some(cloud_in(&m)), &model::text(&m.region))
+    gpu_core::pool::spelling::region(cloud_in(&m), &model::text(&m.region))
 }
 
 /// Connects to the node-pool API of pool `v`'s cloud with the provider's sessions; no
@@ -195,10 +207,10 @@ pub async fn connect(
     settings: &super::Settings,
     v: &Value,
 ) -> Result<Box<dyn gpu_core::seam::NodeGroups>, tfplugin::Diagnostics> {
-    settings
-        .clouds
-        .node_groups(cloud_of(v), &region_of(v))
-        .await
+    let Some(cloud) = cloud_of(v) else {
+        return Err(unknown_cloud(v));
+    };
+    settings.clouds.node_groups(cloud, &region_of(v)).await
 }
 
 #[cfg(test)]

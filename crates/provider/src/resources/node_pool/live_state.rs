@@ -204,7 +204,8 @@ fn instance_types(
     let Some(g) = spot.or(od) else { return };
     let prior = model::strings(&PoolModel::of(s).instance_types).unwrap_or_default();
     let cloud = super::inputs::cloud_of(s);
-    if gpu_core::registry::node_group_rules(cloud).is_some_and(|t| t.machine_types_per_group == 1) {
+    let rules = cloud.and_then(gpu_core::registry::node_group_rules);
+    if rules.is_some_and(|t| t.machine_types_per_group == 1) {
         // One type per group (AKS, GKE): each group runs one of the chosen types, so the
         // choice stands while every live type is one of them.
         let live: Vec<String> = spot
@@ -217,9 +218,9 @@ fn instance_types(
                 }
                 v
             });
-        let chosen = spelling::instance_type_set(catalog, Some(cloud), &prior);
+        let chosen = spelling::instance_type_set(catalog, cloud, &prior);
         if prior.is_empty()
-            || !spelling::instance_type_set(catalog, Some(cloud), &live).is_subset(&chosen)
+            || !spelling::instance_type_set(catalog, cloud, &live).is_subset(&chosen)
         {
             set(
                 s,
@@ -230,7 +231,7 @@ fn instance_types(
         return;
     }
     // Order and letter case mean nothing to a pool: the same set keeps the user's list.
-    let set_of = |v: &[String]| spelling::instance_type_set(catalog, Some(cloud), v);
+    let set_of = |v: &[String]| spelling::instance_type_set(catalog, cloud, v);
     if set_of(&prior) != set_of(&g.spec.machine_types) {
         let live = Value::List(g.spec.machine_types.iter().map(Value::string).collect());
         set(s, "instance_types", live);

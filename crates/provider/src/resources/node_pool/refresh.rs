@@ -10,7 +10,7 @@ use tfplugin::provider::ReadResourceResponse;
 
 use super::apply::{all_names, cloud_error, cluster_of, split_ownership};
 use super::desired::{self, Settings};
-use super::inputs::{cloud_of, connect};
+use super::inputs::connect;
 use super::live_state::state_from_live;
 use super::model::{self, PoolModel};
 use super::plan::set;
@@ -49,7 +49,6 @@ pub async fn read_with(
 ) -> ReadResourceResponse {
     let pool = PoolModel::of(prior);
     let name = model::text(&pool.name);
-    let cloud = cloud_of(prior);
     let cluster = match cluster_of(prior) {
         Ok(c) => c,
         Err(diagnostics) => {
@@ -60,6 +59,7 @@ pub async fn read_with(
             };
         }
     };
+    let cloud = cluster.cloud();
     let importing = pool.gpu.is_null();
     // An import knows only the pool's name: its groups are found by their name shape
     // (`<name>-od`, `<name>-spot`, with or without a generation suffix) and then their
