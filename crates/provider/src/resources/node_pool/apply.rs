@@ -60,7 +60,11 @@ pub async fn apply_with(
         Err(d) => return failed(prior.clone(), d),
     };
     let cloud = want.spec.cloud;
-    if cloud == Cloud::Aws && super::aws_block::settings(planned).node_role_arn.is_none() {
+    if cloud == Cloud::Aws
+        && super::cloud_blocks::aws::settings(planned)
+            .node_role_arn
+            .is_none()
+    {
         return failed(
             prior.clone(),
             Diagnostic::error(

@@ -105,6 +105,16 @@ fn reservation_of(m: &PoolModel) -> Option<ReservationConfig> {
     })
 }
 
+/// The `reservation` block of pool `v` with a kind that parses (its price left out).
+pub fn pool_reservation(v: &Value) -> Option<gpu_core::pool::PoolReservation> {
+    let r = reservation(v)?;
+    Some(gpu_core::pool::PoolReservation {
+        commitment_id: r.commitment_id,
+        kind: r.kind.parse().ok()?,
+        usd_per_gpu_hour: None,
+    })
+}
+
 /// Whether the `reservation` block is absent or its kind and price are known: the
 /// commitment's id may stay unknown (it is bought in the same apply).
 pub fn reservation_known(v: &Value) -> bool {

@@ -376,7 +376,7 @@ fn aws_block(s: &mut Value, live: &[NodeGroup]) {
         return;
     };
     let g_subnets = g.subnets.clone().unwrap_or_default();
-    let prior = super::aws_block::settings(s);
+    let prior = super::cloud_blocks::aws::settings(s);
     let subnets_same = prior.subnet_ids.as_ref().is_some_and(|p| {
         p.iter().collect::<BTreeSet<_>>() == g_subnets.iter().collect::<BTreeSet<_>>()
     });

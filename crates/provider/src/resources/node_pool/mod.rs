@@ -2,7 +2,6 @@
 //! cost of every change in the plan and state read from the cloud.
 
 pub mod apply;
-pub mod aws_block;
 pub mod cloud_blocks;
 pub mod desired;
 pub mod groups;

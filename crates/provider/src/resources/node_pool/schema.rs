@@ -108,8 +108,8 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("node_role_arn", Type::String).describe("IAM role the nodes run as (`arn:aws:iam::<account>:role/<name>`); required on aws. Changing it rolls the node groups."))
             .attribute(Attribute::optional_computed("subnet_ids", Type::list(Type::String)).describe("Subnets for the nodes; defaults to the cluster's subnets. Changing it rolls the node groups.")),
     ))
-    .block(super::cloud_blocks::azure_block())
-    .block(super::cloud_blocks::gcp_block())
+    .block(super::cloud_blocks::azure::azure_block())
+    .block(super::cloud_blocks::gcp::gcp_block())
     .block(NestedBlock::single(
         "timeouts",
         Block::new("How long one apply may wait for the cloud, as durations like `45m`, `1h30m`, `90s`. Each limit counts from the start of the apply and covers all the pool's node groups together, not each group on its own (time queued behind the same apply's other pools on an AKS or GKE cluster is not counted); a single call's retries can run a little past it.")

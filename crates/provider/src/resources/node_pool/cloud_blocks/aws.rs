@@ -1,9 +1,12 @@
-//! The pool's `aws {}` block: its settings (node role, subnets) and its checks on an aws
-//! pool.
+//! The pool's `aws {}` block (EKS node groups): its settings (node role, subnets), its
+//! checks on an aws pool, and the EKS node class it makes with the `reservation` block's
+//! capacity reservation or capacity block.
 
+use gpu_core::model::AwsClass;
 use tfplugin::{AttributePath, Diagnostics, Tf, Value};
 
-use super::model::{self, PoolModel};
+use crate::resources::node_pool::inputs::pool_reservation;
+use crate::resources::node_pool::model::{self, PoolModel};
 
 /// The `aws` block's settings.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,6 +98,34 @@ fn is_role_arn(s: &str) -> bool {
 fn is_subnet_id(s: &str) -> bool {
     s.strip_prefix("subnet-")
         .is_some_and(|h| matches!(h.len(), 8 | 17) && h.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The EKS node class of pool `v`: its node role; its subnets, or the cluster's when unset;
+/// the AMI type is the layout's, from `driver`.
+pub fn class(v: &Value) -> AwsClass {
+    let aws = settings(v);
+    AwsClass {
+        node_role: aws.node_role_arn.unwrap_or_default(),
+        subnets: aws.subnet_ids.filter(|s| !s.is_empty()),
+        ami_type: String::new(),
+        capacity_reservation: capacity_reservation(v),
+    }
+}
+
+/// The EC2 capacity reservation or capacity block the `reservation` block of pool `v`
+/// names, when its kind is one and its id is known.
+pub fn capacity_reservation(v: &Value) -> Option<gpu_core::model::Ec2Reservation> {
+    use gpu_core::commitment::CommitmentKind as K;
+    let r = pool_reservation(v)?;
+    let capacity_block = match r.kind {
+        K::AwsCapacityReservation => false,
+        K::AwsCapacityBlock => true,
+        _ => return None,
+    };
+    Some(gpu_core::model::Ec2Reservation {
+        id: r.commitment_id?,
+        capacity_block,
+    })
 }
 
 #[cfg(test)]
