@@ -232,31 +232,7 @@ fn check_reservation(
     }
     if let Some(id) = &r.commitment_id {
         let id = id.trim();
-        let ok = match kind {
-            // Compute Engine names: the commitment's reservation is `<name>-r`, 63 at most.
-            K::GcpCommitment | K::GcpReservation => {
-                let max = if kind == K::GcpCommitment { 61 } else { 63 };
-                let b = id.as_bytes();
-                !b.is_empty()
-                    && b.len() <= max
-                    && b[0].is_ascii_lowercase()
-                    && b.iter()
-                        .all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || *x == b'-')
-                    && !id.ends_with('-')
-            }
-            K::AzureCapacityReservation => {
-                let lower = id.to_ascii_lowercase();
-                lower.starts_with("/subscriptions/")
-                    && lower.contains("/providers/microsoft.compute/capacityreservationgroups/")
-                    && lower.contains("/capacityreservations/")
-            }
-            K::AwsCapacityReservation | K::AwsCapacityBlock => {
-                id.len() > 3
-                    && id.starts_with("cr-")
-                    && id[3..].bytes().all(|b| b.is_ascii_hexdigit())
-            }
-            _ => !id.is_empty(),
-        };
+        let ok = crate::registry::is_commitment_id(kind, id);
         if !ok {
             p.push(
                 "reservation.commitment_id",

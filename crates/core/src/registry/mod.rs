@@ -37,6 +37,17 @@ pub fn node_group_clouds() -> impl Iterator<Item = &'static CloudTraits> {
     Cloud::ALL.iter().filter_map(|c| node_group_rules(*c))
 }
 
+/// Whether `id` has the shape of the id of a commitment of `kind` in its cloud (the
+/// `commitment_id` a `gpu_commitment` reports).
+pub fn is_commitment_id(kind: crate::seam::commitment_kind::CommitmentKind, id: &str) -> bool {
+    match kind.cloud() {
+        Cloud::Aws => aws::rules::is_commitment_id(kind, id),
+        Cloud::Azure => azure::rules::is_commitment_id(kind, id),
+        Cloud::Gcp => gcp::rules::is_commitment_id(kind, id),
+        Cloud::Cudo | Cloud::Nebius | Cloud::Hyperbolic => !id.is_empty(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

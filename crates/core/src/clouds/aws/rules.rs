@@ -64,6 +64,21 @@ fn fixed_fields(class: &NodeClass) -> Vec<FixedField> {
     out
 }
 
+/// Whether `id` is an EC2 capacity reservation id (`cr-` and hex digits), which capacity
+/// blocks have too.
+pub fn is_commitment_id(_kind: crate::seam::commitment_kind::CommitmentKind, id: &str) -> bool {
+    id.len() > 3 && id.starts_with("cr-") && id[3..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// How an EC2 instance id looks, for messages.
+pub const INSTANCE_ID_TEXT: &str = "an EC2 instance id (`i-` and hex digits)";
+
+/// Whether `s` is an EC2 instance id: `i-` and hex digits.
+pub fn is_instance_id(s: &str) -> bool {
+    let hex = s.strip_prefix("i-").unwrap_or("");
+    !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,6 +64,42 @@ fn fixed_fields(class: &NodeClass) -> Vec<FixedField> {
     out
 }
 
+/// Whether `id` is an Azure capacity reservation's ARM id (for a reservation order, any
+/// id that is not empty).
+pub fn is_commitment_id(kind: crate::seam::commitment_kind::CommitmentKind, id: &str) -> bool {
+    use crate::seam::commitment_kind::CommitmentKind as K;
+    if kind != K::AzureCapacityReservation {
+        return !id.is_empty();
+    }
+    let lower = id.to_ascii_lowercase();
+    lower.starts_with("/subscriptions/")
+        && lower.contains("/providers/microsoft.compute/capacityreservationgroups/")
+        && lower.contains("/capacityreservations/")
+}
+
+/// How a VM's ARM id looks, for messages.
+pub const VM_ID_SHAPE: &str =
+    "/subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Compute/virtualMachines/<name>";
+
+/// A VM's ARM id read as (subscription, resource group, name), its segment names in any
+/// letter case as ARM reads them; `None` for any other shape.
+pub fn parse_vm_id(id: &str) -> Option<(&str, &str, &str)> {
+    let parts: Vec<&str> = id.trim_start_matches('/').split('/').collect();
+    match parts.as_slice() {
+        [s, sub, r, rg, p, ns, t, name]
+            if s.eq_ignore_ascii_case("subscriptions")
+                && r.eq_ignore_ascii_case("resourceGroups")
+                && p.eq_ignore_ascii_case("providers")
+                && ns.eq_ignore_ascii_case("Microsoft.Compute")
+                && t.eq_ignore_ascii_case("virtualMachines")
+                && !name.is_empty() =>
+        {
+            Some((sub, rg, name))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,6 +106,39 @@ pub fn reservation_from_gke(consume: &str, values: &[String]) -> Option<Reservat
     }
 }
 
+/// Whether `id` is a Compute Engine name for a commitment of kind `gcp_commitment` (61 at
+/// most: its reservation is `<name>-r`) or `gcp_reservation` (63): lower-case letters,
+/// digits and `-`, starting with a letter, not ending with `-`.
+pub fn is_commitment_id(kind: crate::seam::commitment_kind::CommitmentKind, id: &str) -> bool {
+    use crate::seam::commitment_kind::CommitmentKind as K;
+    let max = if kind == K::GcpCommitment { 61 } else { 63 };
+    let b = id.as_bytes();
+    !b.is_empty()
+        && b.len() <= max
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || *x == b'-')
+        && !id.ends_with('-')
+}
+
+/// How a Compute Engine instance path looks, for messages.
+pub const INSTANCE_PATH_SHAPE: &str = "projects/<project>/zones/<zone>/instances/<name>";
+
+/// A Compute Engine instance path read as (project, zone, region, name); `None` for any
+/// other shape (the zone must look like `<region>-<letter>`).
+pub fn parse_instance_path(id: &str) -> Option<(&str, &str, &str, &str)> {
+    let parts: Vec<&str> = id.split('/').collect();
+    match parts.as_slice() {
+        ["projects", project, "zones", zone, "instances", name]
+            if !project.is_empty() && !name.is_empty() && zone.matches('-').count() >= 2 =>
+        {
+            let region = zone.rsplit_once('-').map_or("", |(r, _)| r);
+            Some((project, zone, region, name))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,9 @@
 //! roll ([`IMPORTED`] in private state says so); everything the cloud does report is read.
 
 use gpu_core::catalog::Catalog;
+use gpu_core::clouds::aws::rules as aws_rules;
+use gpu_core::clouds::azure::rules as azure_rules;
+use gpu_core::clouds::gcp::rules as gcp_rules;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
 use tfplugin::{Type, Value};
@@ -93,7 +96,13 @@ fn gpus_match(prior: &InstanceModel, planned: &InstanceModel, catalog: &Catalog)
 }
 
 /// The shapes of import ids, for messages.
-const SHAPES: &str = "\"aws/<region>/<instance-id>\", an Azure VM's ARM id (\"/subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Compute/virtualMachines/<name>\") or \"projects/<project>/zones/<zone>/instances/<name>\"";
+fn shapes() -> String {
+    format!(
+        "\"aws/<region>/<instance-id>\", an Azure VM's ARM id (\"{}\") or \"{}\"",
+        azure_rules::VM_ID_SHAPE,
+        gcp_rules::INSTANCE_PATH_SHAPE
+    )
+}
 
 /// Where an import id points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,16 +117,16 @@ struct Target {
 
 fn parse(id: &str, azure_subscription: Option<&str>) -> Result<Target, String> {
     let id = id.trim();
-    let bad = |why: &str| format!("{id:?} {why}; write {SHAPES}");
+    let bad = |why: &str| format!("{id:?} {why}; write {}", shapes());
     if let Some(rest) = id.strip_prefix("aws/") {
         let (region, instance) = rest
             .split_once('/')
             .ok_or_else(|| bad("names no instance"))?;
-        let hex = instance.strip_prefix("i-").unwrap_or("");
-        if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(bad(
-                "does not end in an EC2 instance id (`i-` and hex digits)",
-            ));
+        if !aws_rules::is_instance_id(instance) {
+            return Err(bad(&format!(
+                "does not end in {}",
+                aws_rules::INSTANCE_ID_TEXT
+            )));
         }
         let region = spelling::region(Some(Cloud::Aws), region);
         if region.is_empty() || region.contains('/') {
@@ -131,17 +140,9 @@ fn parse(id: &str, azure_subscription: Option<&str>) -> Result<Target, String> {
             block: None,
         });
     }
-    let parts: Vec<&str> = id.trim_start_matches('/').split('/').collect();
     if id.starts_with('/') {
-        return match parts.as_slice() {
-            [s, sub, r, rg, p, ns, t, name]
-                if s.eq_ignore_ascii_case("subscriptions")
-                    && r.eq_ignore_ascii_case("resourceGroups")
-                    && p.eq_ignore_ascii_case("providers")
-                    && ns.eq_ignore_ascii_case("Microsoft.Compute")
-                    && t.eq_ignore_ascii_case("virtualMachines")
-                    && !name.is_empty() =>
-            {
+        return match azure_rules::parse_vm_id(id) {
+            Some((sub, rg, _)) => {
                 match azure_subscription {
                     Some(mine) if mine.eq_ignore_ascii_case(sub) => {}
                     Some(mine) => {
@@ -163,23 +164,18 @@ fn parse(id: &str, azure_subscription: Option<&str>) -> Result<Target, String> {
                     block: Some(("azure", "resource_group", rg.to_string())),
                 })
             }
-            _ => Err(bad("is not an Azure VM's ARM id")),
+            None => Err(bad("is not an Azure VM's ARM id")),
         };
     }
-    match parts.as_slice() {
-        ["projects", project, "zones", zone, "instances", name]
-            if !project.is_empty() && !name.is_empty() && zone.matches('-').count() >= 2 =>
-        {
-            let region = zone.rsplit_once('-').map_or("", |(r, _)| r).to_string();
-            Ok(Target {
-                cloud: Cloud::Gcp,
-                id: id.to_string(),
-                region,
-                zone: Some(zone.to_string()),
-                block: Some(("gcp", "project", project.to_string())),
-            })
-        }
-        _ => Err(bad("is not an import id of gpu_instance")),
+    match gcp_rules::parse_instance_path(id) {
+        Some((project, zone, region, _)) => Ok(Target {
+            cloud: Cloud::Gcp,
+            id: id.to_string(),
+            region: region.to_string(),
+            zone: Some(zone.to_string()),
+            block: Some(("gcp", "project", project.to_string())),
+        }),
+        None => Err(bad("is not an import id of gpu_instance")),
     }
 }
 

@@ -74,10 +74,12 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
                     "the import id {id:?} names subscription {sub:?}, which is not a GUID such as \"00000000-0000-0000-0000-000000000000\""
                 ));
             }
-            let arm = format!(
-                "/subscriptions/{}/resourceGroups/{rg}/providers/Microsoft.ContainerService/managedClusters/{cluster}",
-                sub.to_ascii_lowercase()
-            );
+            let arm = ClusterRef::Aks {
+                subscription: sub.to_ascii_lowercase(),
+                resource_group: rg.to_string(),
+                name: cluster.to_string(),
+            }
+            .id();
             (Cloud::Azure, None, arm, *name)
         }
         (Some(Cloud::Gcp), [_, project, location, cluster, name]) => {
@@ -88,7 +90,12 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
                 return Err(empty_part());
             }
             let location = location.to_ascii_lowercase();
-            let path = format!("projects/{project}/locations/{location}/clusters/{cluster}");
+            let path = ClusterRef::Gke {
+                project: project.to_string(),
+                location: location.clone(),
+                name: cluster.to_string(),
+            }
+            .id();
             (Cloud::Gcp, Some(gke_region(&location)), path, *name)
         }
         (Some(_), _) => {
