@@ -87,13 +87,15 @@ impl FakeNodeGroups {
         Self::default()
     }
 
-    /// A fake of `cloud`'s groups (AWS, Azure or GCP; anything else serves EKS rules).
+    /// A fake of `cloud`'s groups (AWS, Azure or GCP; a cloud without node groups panics: a
+    /// test that asks for one is wrong).
     pub fn for_cloud(cloud: Cloud) -> Self {
         FakeNodeGroups {
             state: Mutex::default(),
             settle_after: 0,
-            traits: crate::registry::node_group_rules(cloud)
-                .unwrap_or(&crate::clouds::aws::rules::EKS),
+            traits: crate::registry::node_group_rules(cloud).unwrap_or_else(|| {
+                panic!("{cloud} has no node groups: the fake serves aws, azure and gcp")
+            }),
             clock: VirtualClock::default(),
             #[cfg(feature = "live")]
             turns: crate::seam::turns::ClusterTurns::default(),
