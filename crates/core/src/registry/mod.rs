@@ -3,6 +3,7 @@
 //! driver for something (a neocloud without managed Kubernetes) answers `None`, never
 //! another cloud's. [`sessions`] makes each cloud's clients for the life of a process.
 
+mod cluster;
 #[cfg(all(feature = "aws", feature = "azure", feature = "gcp"))]
 pub mod sessions;
 

@@ -2,9 +2,9 @@
 //! `cluster` attribute can name an EKS cluster (its name, in the pool's region), an AKS
 //! cluster (its ARM id) or a GKE cluster (`projects/p/locations/l/clusters/c`, where the
 //! location is a region or a zone), and a cluster that contradicts the pool's cloud or
-//! region is refused before any cloud call.
-
-use std::fmt;
+//! region is refused before any cloud call. Each driver reads and writes its own cloud's
+//! id (`clouds::<cloud>::rules`); `registry::cluster` gives `ClusterRef::parse`, `id` and
+//! `Display` by cloud.
 
 use crate::offer::Cloud;
 
@@ -44,26 +44,7 @@ pub enum ClusterRef {
 #[error("{0}")]
 pub struct BadClusterRef(pub String);
 
-const AKS_SHAPE: &str = "/subscriptions/<subscription>/resourceGroups/<resource-group>/providers/Microsoft.ContainerService/managedClusters/<name>";
-const GKE_SHAPE: &str = "projects/<project>/locations/<region-or-zone>/clusters/<name>";
-
 impl ClusterRef {
-    /// Reads `id` as a cluster of `cloud` for a pool priced in `region`: an EKS cluster
-    /// name; an AKS ARM id (path segment names in any letter case, as ARM treats them);
-    /// a GKE path whose location is `region` or one of its zones (any, when `region` is
-    /// empty).
-    pub fn parse(cloud: Cloud, region: &str, id: &str) -> Result<Self, BadClusterRef> {
-        let id = id.trim();
-        match cloud {
-            Cloud::Aws => parse_eks(region, id),
-            Cloud::Azure => parse_aks(id),
-            Cloud::Gcp => parse_gke(region, id),
-            other => Err(BadClusterRef(format!(
-                "{other} has no managed Kubernetes clusters here; valid clouds: aws, azure, gcp"
-            ))),
-        }
-    }
-
     /// The cloud the cluster is on.
     pub fn cloud(&self) -> Cloud {
         match self {
@@ -81,118 +62,6 @@ impl ClusterRef {
             | ClusterRef::Gke { name, .. } => name,
         }
     }
-
-    /// The cloud's own id, canonical: the EKS name, the AKS ARM id with the ARM segment
-    /// names spelled as ARM does, the GKE path.
-    pub fn id(&self) -> String {
-        match self {
-            ClusterRef::Eks { name, .. } => name.clone(),
-            ClusterRef::Aks {
-                subscription,
-                resource_group,
-                name,
-            } => format!(
-                "/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.ContainerService/managedClusters/{name}"
-            ),
-            ClusterRef::Gke {
-                project,
-                location,
-                name,
-            } => format!("projects/{project}/locations/{location}/clusters/{name}"),
-        }
-    }
-}
-
-impl fmt::Display for ClusterRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.id())
-    }
-}
-
-fn parse_eks(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
-    let ok = id.len() <= 100
-        && id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !ok {
-        let hint = if id.starts_with("arn:") {
-            " (give the cluster's name, not its ARN)"
-        } else if id.contains('/') {
-            " (that looks like another cloud's cluster id)"
-        } else {
-            ""
-        };
-        return Err(BadClusterRef(format!(
-            "{id:?} is not an EKS cluster name: 1–100 letters, digits, `-` or `_`, starting with a letter or digit{hint}"
-        )));
-    }
-    Ok(ClusterRef::Eks {
-        region: region.to_string(),
-        name: id.to_string(),
-    })
-}
-
-fn parse_aks(id: &str) -> Result<ClusterRef, BadClusterRef> {
-    let bad = |why: &str| {
-        BadClusterRef(format!(
-            "{id:?} is not an AKS cluster id{why}; it looks like \"{AKS_SHAPE}\""
-        ))
-    };
-    let parts: Vec<&str> = id.trim_start_matches('/').split('/').collect();
-    let [s, sub, rg_kw, rg, p, ns, mc, name] = parts.as_slice() else {
-        return Err(bad(""));
-    };
-    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
-    if !(is(s, "subscriptions")
-        && is(rg_kw, "resourceGroups")
-        && is(p, "providers")
-        && is(ns, "Microsoft.ContainerService")
-        && is(mc, "managedClusters"))
-    {
-        return Err(bad(""));
-    }
-    if !is_guid(sub) {
-        return Err(bad(" (the subscription must be a GUID)"));
-    }
-    if rg.is_empty() || name.is_empty() {
-        return Err(bad(" (empty resource group or name)"));
-    }
-    Ok(ClusterRef::Aks {
-        subscription: sub.to_ascii_lowercase(),
-        resource_group: rg.to_string(),
-        name: name.to_string(),
-    })
-}
-
-fn parse_gke(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
-    let parts: Vec<&str> = id.split('/').collect();
-    let [p, project, l, location, c, name] = parts.as_slice() else {
-        return Err(BadClusterRef(format!(
-            "{id:?} is not a GKE cluster id; it looks like \"{GKE_SHAPE}\""
-        )));
-    };
-    if *p != "projects" || *l != "locations" || *c != "clusters" {
-        return Err(BadClusterRef(format!(
-            "{id:?} is not a GKE cluster id; it looks like \"{GKE_SHAPE}\""
-        )));
-    }
-    if project.is_empty() || name.is_empty() || location.is_empty() {
-        return Err(BadClusterRef(format!(
-            "{id:?} has an empty part; it looks like \"{GKE_SHAPE}\""
-        )));
-    }
-    let in_region = region.is_empty() || *location == region || is_zone_of(location, region);
-    if !in_region {
-        return Err(BadClusterRef(format!(
-            "{id:?} is in location {location:?}, which is not region {region:?} or one of its zones; set `region` to the cluster's region"
-        )));
-    }
-    Ok(ClusterRef::Gke {
-        project: project.to_string(),
-        location: location.to_string(),
-        name: name.to_string(),
-    })
 }
 
 /// Whether `zone` is a Google Cloud zone of `region`: the region plus `-<letter>`
@@ -215,6 +84,9 @@ pub fn is_guid(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clouds::azure::rules::AKS_SHAPE;
+    use crate::clouds::gcp::rules::GKE_SHAPE;
+    use crate::offer::Cloud;
 
     const SUB: &str = "0b1f6471-1bf0-4dda-aec3-cb9272f09590";
 

@@ -3,6 +3,7 @@
 use crate::model::{DriverPolicy, NodeClass};
 use crate::offer::Cloud;
 use crate::seam::CloudTraits;
+use crate::seam::cluster::{BadClusterRef, ClusterRef};
 use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
 
 /// EKS managed node groups.
@@ -77,6 +78,36 @@ pub const INSTANCE_ID_TEXT: &str = "an EC2 instance id (`i-` and hex digits)";
 pub fn is_instance_id(s: &str) -> bool {
     let hex = s.strip_prefix("i-").unwrap_or("");
     !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Reads `id` as an EKS cluster name for a pool in `region`.
+pub fn parse_cluster(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
+    let ok = id.len() <= 100
+        && id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !ok {
+        let hint = if id.starts_with("arn:") {
+            " (give the cluster's name, not its ARN)"
+        } else if id.contains('/') {
+            " (that looks like another cloud's cluster id)"
+        } else {
+            ""
+        };
+        return Err(BadClusterRef(format!(
+            "{id:?} is not an EKS cluster name: 1–100 letters, digits, `-` or `_`, starting with a letter or digit{hint}"
+        )));
+    }
+    Ok(ClusterRef::Eks {
+        region: region.to_string(),
+        name: id.to_string(),
+    })
+}
+
+/// An EKS cluster's own id: its name.
+pub fn cluster_id(name: &str) -> String {
+    name.to_string()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::model::NodeClass;
 use crate::offer::Cloud;
+use crate::seam::cluster::{BadClusterRef, ClusterRef, is_guid};
 use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
 use crate::seam::{CloudError, CloudTraits};
 
@@ -98,6 +99,50 @@ pub fn parse_vm_id(id: &str) -> Option<(&str, &str, &str)> {
         }
         _ => None,
     }
+}
+
+/// How an AKS cluster's ARM id looks, for messages.
+pub const AKS_SHAPE: &str = "/subscriptions/<subscription>/resourceGroups/<resource-group>/providers/Microsoft.ContainerService/managedClusters/<name>";
+
+/// Reads `id` as an AKS cluster's ARM id (path segment names in any letter case, as ARM
+/// treats them).
+pub fn parse_cluster(id: &str) -> Result<ClusterRef, BadClusterRef> {
+    let bad = |why: &str| {
+        BadClusterRef(format!(
+            "{id:?} is not an AKS cluster id{why}; it looks like \"{AKS_SHAPE}\""
+        ))
+    };
+    let parts: Vec<&str> = id.trim_start_matches('/').split('/').collect();
+    let [s, sub, rg_kw, rg, p, ns, mc, name] = parts.as_slice() else {
+        return Err(bad(""));
+    };
+    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    if !(is(s, "subscriptions")
+        && is(rg_kw, "resourceGroups")
+        && is(p, "providers")
+        && is(ns, "Microsoft.ContainerService")
+        && is(mc, "managedClusters"))
+    {
+        return Err(bad(""));
+    }
+    if !is_guid(sub) {
+        return Err(bad(" (the subscription must be a GUID)"));
+    }
+    if rg.is_empty() || name.is_empty() {
+        return Err(bad(" (empty resource group or name)"));
+    }
+    Ok(ClusterRef::Aks {
+        subscription: sub.to_ascii_lowercase(),
+        resource_group: rg.to_string(),
+        name: name.to_string(),
+    })
+}
+
+/// An AKS cluster's ARM id, its segment names spelled as ARM does.
+pub fn cluster_id(subscription: &str, resource_group: &str, name: &str) -> String {
+    format!(
+        "/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.ContainerService/managedClusters/{name}"
+    )
 }
 
 #[cfg(test)]

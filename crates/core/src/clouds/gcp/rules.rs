@@ -2,6 +2,7 @@
 
 use crate::model::{NodeClass, Reservation};
 use crate::offer::Cloud;
+use crate::seam::cluster::{BadClusterRef, ClusterRef, is_zone_of};
 use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
 use crate::seam::{CloudError, CloudTraits};
 
@@ -137,6 +138,46 @@ pub fn parse_instance_path(id: &str) -> Option<(&str, &str, &str, &str)> {
         }
         _ => None,
     }
+}
+
+/// How a GKE cluster path looks, for messages.
+pub const GKE_SHAPE: &str = "projects/<project>/locations/<region-or-zone>/clusters/<name>";
+
+/// Reads `id` as a GKE cluster path whose location is `region` or one of its zones (any,
+/// when `region` is empty).
+pub fn parse_cluster(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
+    let parts: Vec<&str> = id.split('/').collect();
+    let [p, project, l, location, c, name] = parts.as_slice() else {
+        return Err(BadClusterRef(format!(
+            "{id:?} is not a GKE cluster id; it looks like \"{GKE_SHAPE}\""
+        )));
+    };
+    if *p != "projects" || *l != "locations" || *c != "clusters" {
+        return Err(BadClusterRef(format!(
+            "{id:?} is not a GKE cluster id; it looks like \"{GKE_SHAPE}\""
+        )));
+    }
+    if project.is_empty() || name.is_empty() || location.is_empty() {
+        return Err(BadClusterRef(format!(
+            "{id:?} has an empty part; it looks like \"{GKE_SHAPE}\""
+        )));
+    }
+    let in_region = region.is_empty() || *location == region || is_zone_of(location, region);
+    if !in_region {
+        return Err(BadClusterRef(format!(
+            "{id:?} is in location {location:?}, which is not region {region:?} or one of its zones; set `region` to the cluster's region"
+        )));
+    }
+    Ok(ClusterRef::Gke {
+        project: project.to_string(),
+        location: location.to_string(),
+        name: name.to_string(),
+    })
+}
+
+/// A GKE cluster's path.
+pub fn cluster_id(project: &str, location: &str, name: &str) -> String {
+    format!("projects/{project}/locations/{location}/clusters/{name}")
 }
 
 #[cfg(test)]
