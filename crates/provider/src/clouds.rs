@@ -125,7 +125,7 @@ impl Clouds {
 }
 
 /// A cloud as the credentials guides name it.
-fn cloud_name(cloud: Cloud) -> &'static str {
+pub fn cloud_name(cloud: Cloud) -> &'static str {
     match cloud {
         Cloud::Aws => "AWS",
         Cloud::Azure => "Azure",

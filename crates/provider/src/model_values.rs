@@ -4,7 +4,20 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::DeserializeOwned;
 use tfplugin::{Tf, Value};
+
+/// `v` (a `what` object: configuration, plan or state) decoded into its typed model; null
+/// (no prior state, a destroy) reads as all null, and a value off the schema (never sent
+/// by Terraform) too, with a warning in the log.
+pub fn decoded<T: DeserializeOwned + Default>(v: &Value, what: &str) -> T {
+    tfplugin::tf::decode_opt(v)
+        .map(Option::unwrap_or_default)
+        .unwrap_or_else(|d| {
+            tracing::warn!("{what} value off its schema: {d:?}");
+            T::default()
+        })
+}
 
 /// The known text of `t`, else empty.
 pub fn text(t: &Tf<String>) -> String {

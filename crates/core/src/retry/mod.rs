@@ -15,6 +15,27 @@ mod run;
 #[cfg(feature = "live")]
 pub use run::{Failure, run};
 
+/// A transport failure in words, its causes included: `timed out`, `could not connect` or
+/// `request failed`, then each cause (reqwest's own text names the URL, never a header).
+#[cfg(feature = "live")]
+pub fn transport_text(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    let mut message = kind.to_string();
+    let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(s) = src {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        src = s.source();
+    }
+    message
+}
+
 /// ` (after N attempts)` when a call was made more than once, else nothing: how every
 /// retried error ends.
 pub fn attempts_note(attempts: u32) -> String {

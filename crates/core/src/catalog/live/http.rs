@@ -143,20 +143,7 @@ impl Http {
 }
 
 fn transport(url: &str, e: &reqwest::Error, attempts: u32) -> LiveError {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "could not connect"
-    } else {
-        "request failed"
-    };
-    let mut message = kind.to_string();
-    let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    while let Some(s) = src {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        src = s.source();
-    }
+    let message = crate::retry::transport_text(e);
     LiveError::Transport {
         url: redact_url(url),
         message,

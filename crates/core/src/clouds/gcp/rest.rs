@@ -190,19 +190,5 @@ impl Rest {
 /// A transport failure in words, its causes included (reqwest's own text names the URL,
 /// which carries no secret; the token is in a header only).
 fn transport(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "could not connect"
-    } else {
-        "request failed"
-    };
-    let mut message = kind.to_string();
-    let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    while let Some(s) = src {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        src = s.source();
-    }
-    message
+    crate::retry::transport_text(e)
 }

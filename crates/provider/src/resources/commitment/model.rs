@@ -73,12 +73,9 @@ pub struct AzureBlock {
 }
 
 impl CommitmentModel {
-    /// Decodes `v`; a value off the schema (never sent by Terraform) reads as all null.
+    /// Decodes `v` ([`crate::model_values::decoded`]).
     pub fn of(v: &Value) -> Self {
-        tfplugin::tf::decode(v).unwrap_or_else(|d| {
-            tracing::warn!("gpu_commitment value off its schema: {d:?}");
-            Self::default()
-        })
+        crate::model_values::decoded(v, "gpu_commitment")
     }
 }
 

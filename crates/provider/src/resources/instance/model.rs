@@ -104,12 +104,7 @@ impl InstanceModel {
     /// Decodes `v`; null, or a value off the schema (never sent by Terraform), reads as
     /// all null.
     pub fn of(v: &Value) -> Self {
-        tfplugin::tf::decode_opt(v)
-            .map(Option::unwrap_or_default)
-            .unwrap_or_else(|d| {
-                tracing::warn!("gpu_instance value off its schema: {d:?}");
-                Self::default()
-            })
+        crate::model_values::decoded(v, "gpu_instance")
     }
 
     /// `labels` as written: the known entries.

@@ -149,11 +149,7 @@ pub fn check_region(id: &str, cloud: Cloud, region: &str, catalog: &Catalog) -> 
         return Ok(());
     }
     let list: Vec<&str> = regions.iter().copied().collect();
-    let cloud = match cloud {
-        Cloud::Aws => "AWS",
-        Cloud::Azure => "Azure",
-        _ => "Google Cloud",
-    };
+    let cloud = crate::clouds::cloud_name(cloud);
     Err(format!(
         "the import id {id:?} names region {region:?}, where the catalog has no {cloud} GPU offer, so no gpu_node_pool can be priced there; {cloud} regions with GPU offers: {}",
         list.join(", ")
