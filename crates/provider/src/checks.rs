@@ -1,124 +1,189 @@
-//! Checks of typed configuration values ([`Tf`]): each skips unknown and null values (a
-//! value known only at apply is checked then) and reports a problem on the attribute's
-//! path.
-
-use std::collections::BTreeMap;
+//! The provider's attribute validators, attached to schema attributes (so the router runs
+//! them at every validate and the docs say them). Unknown and null values are skipped (a
+//! value known only at apply is checked then); a problem names the attribute's path.
 
 use gpu_core::pool::kube::{label_key_problem, label_value_problem};
-use tfplugin::{AttributePath, Diagnostics, Tf};
+use tfplugin::validators::Validator;
+use tfplugin::{Diagnostic, Value};
 
-/// Errors unless the number is zero or more.
-pub fn non_negative(diags: &mut Diagnostics, v: &Tf<f64>, path: AttributePath) {
-    if let Some(n) = v.known().copied()
-        && !(n >= 0.0 && n.is_finite())
-    {
-        let name = path.to_string();
-        diags.attr_error(
-            path,
-            format!("Invalid {name}"),
-            format!("`{name}` must be zero or a positive number; got {n}."),
-        );
-    }
+/// A number of zero or more.
+pub fn non_negative() -> Validator {
+    Validator::with_detail(|name, v| match number(v) {
+        Some(n) if n >= 0.0 && n.is_finite() => Ok(()),
+        n => Err(format!(
+            "`{name}` must be zero or a positive number; got {}.",
+            shown(n, v)
+        )),
+    })
+    .describe("Must be zero or more.")
 }
 
-/// Errors unless the string is a price age such as `90d` or `12w`.
-pub fn price_age(diags: &mut Diagnostics, v: &Tf<String>, path: AttributePath) {
-    if let Some(s) = v.known()
-        && let Err(e) = s.parse::<gpu_core::freshness::MaxPriceAge>()
-    {
-        let name = path.to_string();
-        diags.attr_error(path, format!("Invalid {name}"), format!("`{name}`: {e}."));
-    }
+/// A number above zero.
+pub fn positive() -> Validator {
+    Validator::with_detail(|name, v| match number(v) {
+        Some(n) if n > 0.0 => Ok(()),
+        n => Err(format!(
+            "`{name}` must be more than 0; got {}.",
+            shown(n, v)
+        )),
+    })
+    .describe("Must be more than 0.")
 }
 
-/// Errors unless the string is one of `allowed`.
-pub fn one_of(diags: &mut Diagnostics, v: &Tf<String>, path: AttributePath, allowed: &[&str]) {
-    if let Some(s) = v.known()
-        && !allowed.contains(&s.as_str())
-    {
-        let name = path.to_string();
-        diags.attr_error(
-            path,
-            format!("Invalid {name}"),
-            format!(
-                "`{name}` is {s:?}; valid values are: {}.",
-                allowed
-                    .iter()
-                    .map(|a| format!("{a:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
-    }
-}
-
-/// Errors unless the string is an http(s) URL.
-pub fn http_url(diags: &mut Diagnostics, v: &Tf<String>, path: AttributePath) {
-    if let Some(s) = v.known()
-        && !(s.starts_with("http://") || s.starts_with("https://"))
-    {
-        let name = path.to_string();
-        diags.attr_error(
-            path,
-            format!("Invalid {name}"),
-            format!("`{name}` must be an http:// or https:// URL; got {s:?}."),
-        );
-    }
-}
-
-/// Checks every key and known value of a label map; each error names the entry's path
-/// (`default_labels["Team Name"]`) in its summary and detail.
-pub fn labels(diags: &mut Diagnostics, v: &Tf<BTreeMap<String, Tf<String>>>, path: AttributePath) {
-    let Some(entries) = v.known() else {
-        return;
-    };
-    for (key, value) in entries {
-        let at = path.clone().then_key(key.clone());
-        let name = at.to_string();
-        if let Some(why) = label_key_problem(key) {
-            diags.attr_error(
-                at.clone(),
-                format!("Invalid label key in {name}"),
-                format!("`{name}`: label key {key:?} is not a valid Kubernetes label key: {why}."),
-            );
+/// A price age such as `90d` or `12w`.
+pub fn price_age() -> Validator {
+    Validator::with_detail(|name, v| {
+        let s = v.as_str().unwrap_or_default();
+        match s.parse::<gpu_core::freshness::MaxPriceAge>() {
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("`{name}`: {e}.")),
         }
-        if let Some(why) = value.known().and_then(|v| label_value_problem(v)) {
-            diags.attr_error(
-                at,
-                format!("Invalid label value in {name}"),
-                format!("`{name}`: the value of label {key:?} is not a valid Kubernetes label value: {why}."),
-            );
+    })
+    .describe("Must be a number of days or weeks, such as `\"90d\"` or `\"12w\"`.")
+}
+
+/// A string that is one of `allowed`.
+pub fn one_of(allowed: &[&str]) -> Validator {
+    let allowed: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+    let quoted = allowed
+        .iter()
+        .map(|a| format!("{a:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let said = format!(
+        "Must be one of {}.",
+        allowed
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Validator::with_detail(move |name, v| {
+        let s = v.as_str().unwrap_or_default();
+        if allowed.iter().any(|a| a == s) {
+            Ok(())
+        } else {
+            Err(format!("`{name}` is {s:?}; valid values are: {quoted}."))
         }
-    }
+    })
+    .describe(said)
+}
+
+/// An http(s) URL.
+pub fn http_url() -> Validator {
+    Validator::with_detail(|name, v| {
+        let s = v.as_str().unwrap_or_default();
+        if s.starts_with("http://") || s.starts_with("https://") {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{name}` must be an http:// or https:// URL; got {s:?}."
+            ))
+        }
+    })
+    .describe("Must be an `http://` or `https://` URL.")
+}
+
+/// A map of Kubernetes labels: each key and known value checked, each error naming the
+/// entry's path (`default_labels["Team Name"]`) in its summary and detail.
+pub fn labels() -> Validator {
+    Validator::diagnosing(|path, v| {
+        let mut out = Vec::new();
+        for (key, value) in v.as_entries().into_iter().flatten() {
+            let at = path.clone().then_key(key.clone());
+            let name = at.to_string();
+            if let Some(why) = label_key_problem(key) {
+                out.push(
+                    Diagnostic::error(
+                        format!("Invalid label key in {name}"),
+                        format!("`{name}`: label key {key:?} is not a valid Kubernetes label key: {why}."),
+                    )
+                    .at(at.clone()),
+                );
+            }
+            if let Some(why) = value.as_str().and_then(label_value_problem) {
+                out.push(
+                    Diagnostic::error(
+                        format!("Invalid label value in {name}"),
+                        format!("`{name}`: the value of label {key:?} is not a valid Kubernetes label value: {why}."),
+                    )
+                    .at(at),
+                );
+            }
+        }
+        out
+    })
+    .describe("Keys and values must be valid Kubernetes label keys and values.")
+}
+
+/// A whole number of `min` or more (and at most `u32::MAX`).
+pub fn whole_at_least(min: f64) -> Validator {
+    Validator::with_detail(move |name, v| match number(v) {
+        Some(n) if n.fract() == 0.0 && n >= min && n <= f64::from(u32::MAX) => Ok(()),
+        n => Err(format!(
+            "`{name}` must be a whole number of {min} or more; got {}.",
+            shown(n, v)
+        )),
+    })
+    .describe(format!("Must be a whole number of {min} or more."))
+}
+
+/// A GPU model name the catalog knows (or an alias of one).
+pub fn gpu_model() -> Validator {
+    Validator::diagnosing(
+        |path, v| match gpu_core::gpu::lookup(v.as_str().unwrap_or_default()) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![
+                Diagnostic::error(
+                    format!("Unknown GPU model in {path}"),
+                    format!("{e}. The `gpu_models` data source lists every model."),
+                )
+                .at(path.clone()),
+            ],
+        },
+    )
+    .describe("Must be a GPU model the `gpu_models` data source lists (or one of its aliases).")
+}
+
+/// The number a value holds, if it is one.
+fn number(v: &Value) -> Option<f64> {
+    v.as_number().map(|n| n.as_f64())
+}
+
+/// The value as the error quotes it: the number, else its kind.
+fn shown(n: Option<f64>, v: &Value) -> String {
+    n.map_or_else(|| format!("a {}", v.kind_name()), |n| n.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tfplugin::AttributePath;
+
+    fn check(v: &Validator, at: &str, value: Value) -> Vec<Diagnostic> {
+        v.check(&AttributePath::attr(at), &value)
+    }
 
     #[test]
     fn unknown_and_null_are_skipped_and_problems_name_the_path() {
-        let mut d = Diagnostics::new();
-        non_negative(&mut d, &Tf::Unknown, AttributePath::attr("x"));
-        one_of(&mut d, &Tf::Null, AttributePath::attr("y"), &["a"]);
-        http_url(&mut d, &Tf::Unknown, AttributePath::attr("u"));
-        assert!(d.is_empty());
-        non_negative(&mut d, &Tf::Known(-1.0), AttributePath::attr("x"));
-        one_of(
-            &mut d,
-            &Tf::Known("b".into()),
-            AttributePath::attr("y"),
-            &["a"],
+        assert!(check(&non_negative(), "x", Value::unknown()).is_empty());
+        assert!(check(&one_of(&["a"]), "y", Value::Null).is_empty());
+        assert!(check(&http_url(), "u", Value::unknown()).is_empty());
+        let d = check(&non_negative(), "x", Value::number(-1.0));
+        assert_eq!(d[0].attribute, Some(AttributePath::attr("x")));
+        assert_eq!(
+            d[0].detail,
+            "`x` must be zero or a positive number; got -1."
         );
-        price_age(
-            &mut d,
-            &Tf::Known("soon".into()),
-            AttributePath::attr("age"),
-        );
-        assert_eq!(d.0.len(), 3);
-        assert_eq!(d.0[0].attribute, Some(AttributePath::attr("x")));
-        assert!(d.0[1].detail.contains("valid values are: \"a\""));
-        assert_eq!(d.0[2].summary, "Invalid age");
+        let d = check(&one_of(&["a"]), "y", Value::string("b"));
+        assert_eq!(d[0].detail, "`y` is \"b\"; valid values are: \"a\".");
+        let d = check(&price_age(), "age", Value::string("soon"));
+        assert_eq!(d[0].summary, "Invalid age");
+        assert!(check(&price_age(), "age", Value::string("90d")).is_empty());
+        let d = check(&positive(), "n", Value::number(0.0));
+        assert_eq!(d[0].detail, "`n` must be more than 0; got 0.");
+        let d = check(&http_url(), "u", Value::string("ftp://x"));
+        assert!(d[0].detail.contains("http:// or https://"), "{d:?}");
     }
 
     #[test]
@@ -134,32 +199,30 @@ mod tests {
 
     #[test]
     fn label_errors_name_the_entry() {
-        let mut d = Diagnostics::new();
-        let v = BTreeMap::from([
-            ("Team Name".to_string(), Tf::Known("ml".to_string())),
-            ("team".to_string(), Tf::Known("-ml-".to_string())),
-            ("ok".to_string(), Tf::Known("fine".to_string())),
+        let v = Value::map([
+            ("Team Name", Value::string("ml")),
+            ("team", Value::string("-ml-")),
+            ("ok", Value::string("fine")),
         ]);
-        labels(&mut d, &Tf::Known(v), AttributePath::attr("default_labels"));
-        assert_eq!(d.0.len(), 2, "{d:?}");
-        for (diag, key) in d.0.iter().zip(["Team Name", "team"]) {
+        let d = check(&labels(), "default_labels", v);
+        assert_eq!(d.len(), 2, "{d:?}");
+        for (diag, key) in d.iter().zip(["Team Name", "team"]) {
             let name = format!("default_labels[\"{key}\"]");
             assert_eq!(diag.attribute.as_ref().unwrap().to_string(), name);
             assert!(diag.summary.contains(&name), "{diag:?}");
             assert!(diag.detail.contains(&format!("`{name}`")), "{diag:?}");
         }
-        assert!(d.0[0].detail.contains("only letters, digits"), "{d:?}");
+        assert!(d[0].detail.contains("only letters, digits"), "{d:?}");
     }
 
     #[test]
-    fn label_maps_and_string_lists() {
-        let mut d = Diagnostics::new();
-        let m = BTreeMap::from([
-            ("Team Name".to_string(), Tf::Known("ml".to_string())),
-            ("team".to_string(), Tf::Unknown),
+    fn unknown_label_values_are_skipped() {
+        let m = Value::map([
+            ("Team Name", Value::string("ml")),
+            ("team", Value::unknown()),
         ]);
-        labels(&mut d, &Tf::Known(m), AttributePath::attr("default_labels"));
-        assert_eq!(d.0.len(), 1, "{d:?}");
-        assert!(d.0[0].summary.contains("default_labels[\"Team Name\"]"));
+        let d = check(&labels(), "default_labels", m);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].summary.contains("default_labels[\"Team Name\"]"));
     }
 }

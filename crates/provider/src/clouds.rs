@@ -5,12 +5,8 @@
 
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
-use gpu_core::clouds::aws::AwsSettings;
-use gpu_core::clouds::azure::AzureSettings;
-use gpu_core::clouds::gcp::GcpSettings;
 use gpu_core::offer::Cloud;
 use gpu_core::registry::sessions::{CloudSettings, Sessions};
-use gpu_core::retry::RetryPolicy;
 use gpu_core::seam::{
     CloudError, Commitments, ConnectCommitments, ConnectInstances, Instances, NodeGroups, Place,
 };
@@ -22,30 +18,10 @@ use crate::config::ProviderConfig;
 /// `max_retries`), `azure` (subscription, tenant, endpoint), `gcp` (project, endpoint,
 /// access token).
 pub fn sessions_of(config: &ProviderConfig) -> Sessions {
-    let aws = config.aws.clone().unwrap_or_default();
-    let endpoint = |service: &str| aws.endpoints.as_ref().and_then(|e| e.get(service).cloned());
-    let azure = config.azure.clone().unwrap_or_default();
-    let gcp = config.gcp.clone().unwrap_or_default();
     Sessions::new(CloudSettings {
-        aws: AwsSettings {
-            profile: aws.profile.clone(),
-            eks_endpoint: endpoint("eks"),
-            ec2_endpoint: endpoint("ec2"),
-            retry: aws.max_retries.map(RetryPolicy::with_retries),
-            ..Default::default()
-        },
-        azure: AzureSettings {
-            subscription_id: azure.subscription_id,
-            tenant_id: azure.tenant_id,
-            endpoint: azure.endpoint,
-            ..Default::default()
-        },
-        gcp: GcpSettings {
-            project: gcp.project,
-            endpoint: gcp.endpoint,
-            access_token: gcp.access_token,
-            ..Default::default()
-        },
+        aws: config.aws.clone().unwrap_or_default().settings(),
+        azure: config.azure.clone().unwrap_or_default().settings(),
+        gcp: config.gcp.clone().unwrap_or_default().settings(),
     })
 }
 

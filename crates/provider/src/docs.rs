@@ -54,6 +54,22 @@ pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
     pages
 }
 
+/// What the schema itself enforces about an attribute, said after its description: each
+/// attached validator's sentence, and whether changing it replaces the resource.
+fn guards(a: &Attribute) -> String {
+    let mut out = String::new();
+    for v in &a.validators {
+        if !v.description().is_empty() {
+            out.push(' ');
+            out.push_str(v.description());
+        }
+    }
+    if a.requires_replace {
+        out.push_str(" Changing it replaces the resource.");
+    }
+    out
+}
+
 /// A provider-defined function's page: signature, arguments, result type.
 fn function_page(name: &str, f: &tfplugin::FunctionSignature, example: Option<&str>) -> String {
     let mut out = String::new();
@@ -209,7 +225,12 @@ fn block_sections(out: &mut String, block: &Block, path: &str, nested: &mut Vec<
             }
             lines.push((
                 a.name.clone(),
-                format!("- `{}` ({ty}{flags}) {}", a.name, a.description),
+                format!(
+                    "- `{}` ({ty}{flags}) {}{}",
+                    a.name,
+                    a.description,
+                    guards(a)
+                ),
             ));
         }
         for b in blocks {

@@ -13,7 +13,7 @@ use gpu_core::query::OfferQuery;
 use gpu_core::registry::sessions::Sessions;
 use std::sync::{Arc, Mutex, RwLock};
 use tfplugin::provider::ConfigureProviderRequest;
-use tfplugin::{Diagnostic, Diagnostics, ProviderBlock, Router, Schema, Value};
+use tfplugin::{Diagnostic, Diagnostics, ProviderBlock, Router, Schema};
 
 /// The `gpu` provider.
 #[derive(Debug, Default)]
@@ -154,10 +154,6 @@ impl ProviderBlock for GpuProvider {
         config::schema()
     }
 
-    async fn validate(&self, config: &Value) -> Diagnostics {
-        config::validate(config)
-    }
-
     /// Terraform sends this on Ctrl-C: waits and retry pauses end now, and each apply in
     /// flight returns the state of what exists with an error saying it was interrupted.
     async fn stop(&self) -> Result<(), String> {
@@ -203,6 +199,7 @@ impl ProviderBlock for GpuProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tfplugin::Value;
 
     #[tokio::test]
     async fn stop_cancels_operations_in_flight_but_not_later_ones() {

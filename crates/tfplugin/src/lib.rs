@@ -15,6 +15,7 @@ pub mod proto;
 /// The cty value model and its msgpack/JSON wire codecs.
 pub mod value;
 
+pub mod attribute_rules;
 pub mod diag;
 pub mod function;
 pub mod import_id;

@@ -251,7 +251,9 @@ impl<P: ProviderBlock> Provider for Router<P> {
     }
 
     async fn validate_provider_config(&self, config: &Value) -> Diagnostics {
-        self.provider.validate(config).await
+        let mut diags = self.provider.schema().block.check(config);
+        diags.extend(self.provider.validate(config).await);
+        diags
     }
 
     async fn configure_provider(&self, request: ConfigureProviderRequest) -> Diagnostics {
@@ -264,14 +266,22 @@ impl<P: ProviderBlock> Provider for Router<P> {
 
     async fn validate_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
         match self.find_resource(type_name) {
-            Ok(r) => r.validate(ValidateRequest::new(config.clone())).await,
+            Ok(r) => {
+                let mut diags = r.schema().block.check(config);
+                diags.extend(r.validate(ValidateRequest::new(config.clone())).await);
+                diags
+            }
             Err(d) => d,
         }
     }
 
     async fn validate_data_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
         match self.find_data_source(type_name) {
-            Ok(d) => d.validate(ValidateRequest::new(config.clone())).await,
+            Ok(d) => {
+                let mut diags = d.schema().block.check(config);
+                diags.extend(d.validate(ValidateRequest::new(config.clone())).await);
+                diags
+            }
             Err(d) => d,
         }
     }
@@ -401,8 +411,15 @@ mod tests {
             "t_thing"
         }
         fn schema(&self) -> Schema {
-            Schema::new(Block::new("thing").attribute(Attribute::required("name", Type::String)))
-                .version(2)
+            Schema::new(
+                Block::new("thing")
+                    .attribute(Attribute::required("name", Type::String))
+                    .attribute(
+                        Attribute::optional("size", Type::String)
+                            .validate(crate::validators::one_of(&["s", "l"])),
+                    ),
+            )
+            .version(2)
         }
         async fn validate(&self, r: ValidateRequest) -> Diagnostics {
             match r.config().get_attr("name").and_then(Value::as_str) {
@@ -527,6 +544,21 @@ mod tests {
             provider_meta: None,
             client_capabilities: ClientCapabilities::default(),
         }
+    }
+
+    #[tokio::test]
+    async fn attribute_validators_run_with_the_resources_own_checks() {
+        let r = router();
+        let bad = Value::object([("name", Value::string("")), ("size", Value::string("m"))]);
+        let d = r.validate_resource_config("t_thing", &bad).await;
+        let summaries: Vec<&str> = d.0.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(summaries, ["Invalid size", "empty"]);
+        let fine = Value::object([("name", Value::string("a")), ("size", Value::string("l"))]);
+        assert!(
+            r.validate_resource_config("t_thing", &fine)
+                .await
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Schemas: what a provider, resource or data source accepts and returns, built in code
 //! and sent to Terraform in `GetProviderSchema`.
 
+use crate::validators::Validator;
 use crate::value::{ObjectType, Type};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// How a description is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -233,6 +235,10 @@ pub struct Attribute {
     pub deprecated: bool,
     /// Never stored in state or plan (Terraform 1.11+).
     pub write_only: bool,
+    /// Checks of the value, run on every validate (see [`Block::check`]) and said in docs.
+    pub validators: Vec<Arc<Validator>>,
+    /// A change of the value replaces the resource (see [`Block::replace_paths`]).
+    pub requires_replace: bool,
 }
 
 impl Attribute {
@@ -246,6 +252,8 @@ impl Attribute {
             sensitive: false,
             deprecated: false,
             write_only: false,
+            validators: Vec::new(),
+            requires_replace: false,
         }
     }
 
@@ -307,6 +315,18 @@ impl Attribute {
     /// Marks the attribute deprecated.
     pub fn deprecated(mut self) -> Self {
         self.deprecated = true;
+        self
+    }
+
+    /// Adds a check of the value, run at every validate and said in the docs.
+    pub fn validate(mut self, validator: Validator) -> Self {
+        self.validators.push(Arc::new(validator));
+        self
+    }
+
+    /// Marks the attribute as one whose change replaces the resource.
+    pub fn requires_replace(mut self) -> Self {
+        self.requires_replace = true;
         self
     }
 

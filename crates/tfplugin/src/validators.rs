@@ -16,59 +16,131 @@
 use crate::diag::{AttributePath, Diagnostic, Diagnostics};
 use crate::value::Value;
 
-/// The check inside a [`Validator`]: `Err` carries the problem, phrased to follow the
-/// attribute's name (`must be ...; got ...`).
-type Check = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
+/// The check inside a [`Validator`]: the diagnostics for one known, non-null value at a path.
+type Check = dyn Fn(&AttributePath, &Value) -> Vec<Diagnostic> + Send + Sync;
 
-/// A check of one known, non-null value.
+/// A check of one known, non-null value, with a sentence saying it for the docs.
 pub struct Validator {
     check: Box<Check>,
+    description: String,
 }
 
 impl std::fmt::Debug for Validator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Validator")
+        write!(f, "Validator({:?})", self.description)
+    }
+}
+
+/// Two validators are the same when they say the same (closures cannot be compared).
+impl PartialEq for Validator {
+    fn eq(&self, other: &Self) -> bool {
+        self.description == other.description
     }
 }
 
 impl Validator {
-    /// A validator from a function returning the problem (`"must be ...; got ..."`).
+    /// A validator from a function returning the problem (`"must be ...; got ..."`),
+    /// which the diagnostic puts after the attribute's path.
     pub fn new(check: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Validator::with_detail(move |path, v| check(v).map_err(|p| format!("`{path}` {p}.")))
+    }
+
+    /// A validator from a function given the attribute's path as written and returning
+    /// the diagnostic's whole detail; the summary is `Invalid <path>`.
+    pub fn with_detail(
+        check: impl Fn(&str, &Value) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Validator::diagnosing(move |path, v| {
+            let written = path.to_string();
+            match check(&written, v) {
+                Ok(()) => Vec::new(),
+                Err(detail) => {
+                    vec![Diagnostic::error(format!("Invalid {written}"), detail).at(path.clone())]
+                }
+            }
+        })
+    }
+
+    /// A validator from a function returning every diagnostic for the value at a path
+    /// (for checks with their own summaries, or several problems at once).
+    pub fn diagnosing(
+        check: impl Fn(&AttributePath, &Value) -> Vec<Diagnostic> + Send + Sync + 'static,
+    ) -> Self {
         Validator {
             check: Box::new(check),
+            description: String::new(),
         }
     }
 
-    /// Checks the value at `path`: an error diagnostic on that path, or `None` when the
-    /// value is fine, null or unknown.
-    pub fn check(&self, path: &AttributePath, value: &Value) -> Option<Diagnostic> {
+    /// This check applied to each element of a list, set or tuple (path `[i]`) or each
+    /// value of a map (path `["key"]`) instead of to the whole collection.
+    /// Its description says so: "Must be ..." becomes "Each must be ...".
+    pub fn each(self) -> Self {
+        let description = match self.description.strip_prefix("Must ") {
+            Some(rest) => format!("Each must {rest}"),
+            None => self.description.clone(),
+        };
+        let inner = self;
+        Validator::diagnosing(move |path, v| {
+            let mut out = Vec::new();
+            if let Value::Map(entries) = v {
+                for (k, e) in entries {
+                    out.extend(inner.check(&path.clone().then_key(k.clone()), e));
+                }
+            } else if let Some(elements) = v.as_elements() {
+                for (i, e) in elements.iter().enumerate() {
+                    out.extend(inner.check(&path.clone().then_index(i as i64), e));
+                }
+            }
+            out
+        })
+        .describe(description)
+    }
+
+    /// Sets the sentence the docs print for this check (Markdown, e.g. "Must be `a` or `b`.").
+    pub fn describe(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// The sentence the docs print for this check; empty when it has none.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Checks the value at `path`: error diagnostics on that path (or inside it), none
+    /// when the value is fine, null or unknown.
+    pub fn check(&self, path: &AttributePath, value: &Value) -> Vec<Diagnostic> {
         let value = value.unwrap_dynamic();
         if value.is_null() || !value.is_known() {
-            return None;
+            return Vec::new();
         }
-        let problem = (self.check)(value).err()?;
-        Some(
-            Diagnostic::error(format!("Invalid {path}"), format!("`{path}` {problem}."))
-                .at(path.clone()),
-        )
+        (self.check)(path, value)
     }
 }
 
 /// A string that must be one of `allowed` (exactly, letter case included).
 pub fn one_of(allowed: &[&str]) -> Validator {
     let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+    let said = format!("Must be one of {}.", backticked(&allowed));
     Validator::new(move |v| match v.as_str() {
         Some(s) if allowed.iter().any(|a| a == s) => Ok(()),
         Some(s) => Err(format!(
             "must be one of {}; got {s:?}",
-            allowed
-                .iter()
-                .map(|a| format!("`{a}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            backticked(&allowed)
         )),
         None => Err(format!("must be a string; got a {}", v.kind_name())),
     })
+    .describe(said)
+}
+
+/// `a`, `b` and `c` as "`a`, `b`, `c`".
+fn backticked(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A whole number in `min..=max`.
@@ -84,6 +156,7 @@ pub fn int_between(min: i64, max: i64) -> Validator {
             )),
         }
     })
+    .describe(format!("Must be a whole number from {min} to {max}."))
 }
 
 /// A number (whole or not) in `min..=max`.
@@ -98,6 +171,7 @@ pub fn number_between(min: f64, max: f64) -> Validator {
             Err(format!("must be from {min} to {max}; got {n}"))
         }
     })
+    .describe(format!("Must be from {min} to {max}."))
 }
 
 /// A string of `min..=max` characters, or a list, set or map of `min..=max` elements.
@@ -119,6 +193,11 @@ pub fn length_between(min: usize, max: usize) -> Validator {
             Err(format!("must have {min} to {max} {unit}; got {len}"))
         }
     })
+    .describe(if max == usize::MAX {
+        format!("Must have at least {min} elements (characters for a string).")
+    } else {
+        format!("Must have {min} to {max} elements (characters for a string).")
+    })
 }
 
 /// A non-empty string, list, set or map.
@@ -135,6 +214,7 @@ pub fn not_empty() -> Validator {
             Ok(())
         }
     })
+    .describe("Must not be empty.")
 }
 
 /// A string for which `ok` holds; `expected` completes "must be ..." (e.g.
@@ -145,6 +225,7 @@ pub fn string_matches(ok: fn(&str) -> bool, expected: &'static str) -> Validator
         Some(s) => Err(format!("must be {expected}; got {s:?}")),
         None => Err(format!("must be a string; got a {}", v.kind_name())),
     })
+    .describe(format!("Must be {expected}."))
 }
 
 /// Any value for which `ok` holds; `expected` completes "must be ...".
@@ -156,6 +237,7 @@ pub fn predicate(ok: fn(&Value) -> bool, expected: &'static str) -> Validator {
             Err(format!("must be {expected}"))
         }
     })
+    .describe(format!("Must be {expected}."))
 }
 
 /// Validators by attribute path, checked together against one configuration.
@@ -185,10 +267,10 @@ impl Rules {
     pub fn check(&self, config: &Value) -> Diagnostics {
         let mut d = Diagnostics::new();
         for (path, validator) in &self.rules {
-            if let Some(v) = path.lookup(config)
-                && let Some(diag) = validator.check(path, v)
-            {
-                d.push(diag);
+            if let Some(v) = path.lookup(config) {
+                for diag in validator.check(path, v) {
+                    d.push(diag);
+                }
             }
         }
         d
@@ -200,7 +282,27 @@ mod tests {
     use super::*;
 
     fn err(v: &Validator, value: Value) -> Option<String> {
-        v.check(&AttributePath::attr("a"), &value).map(|d| d.detail)
+        v.check(&AttributePath::attr("a"), &value)
+            .into_iter()
+            .next()
+            .map(|d| d.detail)
+    }
+
+    #[test]
+    fn each_checks_list_elements_and_map_values_on_their_own_paths() {
+        let v = one_of(&["x"]).each();
+        let list = Value::List(vec![
+            Value::string("x"),
+            Value::string("z"),
+            Value::unknown(),
+        ]);
+        let d = v.check(&AttributePath::attr("a"), &list);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].attribute.as_ref().unwrap().to_string(), "a[1]");
+        let map = Value::map([("k", Value::string("z"))]);
+        let d = v.check(&AttributePath::attr("m"), &map);
+        assert_eq!(d[0].detail, "`m[\"k\"]` must be one of `x`; got \"z\".");
+        assert_eq!(v.description(), "Each must be one of `x`.");
     }
 
     #[test]

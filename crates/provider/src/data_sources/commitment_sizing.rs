@@ -13,6 +13,7 @@ use serde::Deserialize;
 use tfplugin::Tf;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
+use tfplugin::validators::Validator;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Schema, Type, Value};
 
 /// The data source's type name.
@@ -36,23 +37,26 @@ pub fn commitment_type() -> Type {
 
 /// The schema of `gpu_commitment_sizing`.
 pub fn schema() -> Schema {
-    let price =
-        |name: &str, what: &str| Attribute::optional_computed(name, Type::Number).describe(what);
+    let price = |name: &str, what: &str| {
+        Attribute::optional_computed(name, Type::Number)
+            .describe(what)
+            .validate(checks::non_negative())
+    };
     Schema::new(
         Block::new("Sizes a commitment (capacity block, reservation, committed use) to a demand history, with no cloud call: the floor of demand (`floor_percentile`, default the minimum), the count that minimises the total (`N × commit × hours + the GPU-hours above N at the burst price`), their cost against running everything on demand or on spot, the utilisation a commitment needs to pay (`break_even_utilization`), and the whole cost curve. Commit only to the floor; burst above it on spot or on demand.")
             .attribute(Attribute::optional("hourly_gpus", Type::list(Type::Number)).describe("The demand history: concurrent GPUs in use, one number per hour (0 or more). Set this or `hourly_gpus_csv`."))
             .attribute(Attribute::optional("hourly_gpus_csv", Type::String).describe("The demand history as CSV text (e.g. `file(\"demand.csv\")`): one hour per line, the GPUs in its last column; a first line that is not a number is a header. Set this or `hourly_gpus`."))
             .attribute(price("commit_usd_per_gpu_hour", "Price of one committed GPU-hour in USD, paid whether used or not (for an upfront purchase: its total divided by the term's GPU-hours). Default: the published commitment rate of `gpu` in `cloud`/`region` for `term`, from the provider's vendored rates (Google Cloud committed use today; see the data's SOURCE.md), the cheapest per GPU-hour among the machine types with that GPU (and `gpu_count`); where no rate is published, give it."))
-            .attribute(Attribute::optional("term", Type::String).describe("The commitment's term when its rate is looked up: `1y` or `3y`."))
+            .attribute(Attribute::optional("term", Type::String).describe("The commitment's term when its rate is looked up.").validate(term()))
             .attribute(price("burst_usd_per_gpu_hour", "Price of one GPU-hour above the commitment. Default: the catalog's cheapest price per GPU-hour of `gpu` in `cloud`/`region` at `burst_capacity`."))
             .attribute(price("on_demand_usd_per_gpu_hour", "On-demand price per GPU-hour for the all-on-demand comparison. Default: the catalog's, when `cloud`, `region` and `gpu` are set; else unknown (null savings)."))
             .attribute(price("spot_usd_per_gpu_hour", "Spot price per GPU-hour for the all-spot comparison. Default: the catalog's, when `cloud`, `region` and `gpu` are set and it has one; else unknown (null savings)."))
-            .attribute(Attribute::optional("cloud", Type::String).describe("Cloud whose catalog prices fill the prices not given: `aws`, `azure` or `gcp`."))
+            .attribute(Attribute::optional("cloud", Type::String).describe("Cloud whose catalog prices fill the prices not given.").validate(cloud()))
             .attribute(Attribute::optional("region", Type::String).describe("Region of the catalog prices, e.g. `us-east-1`."))
-            .attribute(Attribute::optional("gpu", Type::String).describe("GPU model of the catalog prices, e.g. `H100` (any alias)."))
-            .attribute(Attribute::optional("gpu_count", Type::Number).describe("Only instance types with this many GPUs count for the catalog prices (default any)."))
-            .attribute(Attribute::optional("burst_capacity", Type::String).describe("What runs above the commitment when `burst_usd_per_gpu_hour` is looked up: `on_demand` (default) or `spot`."))
-            .attribute(Attribute::optional("floor_percentile", Type::Number).describe("The floor is this percentile of hourly demand, rounded down to whole GPUs: 0 (default) is the minimum, the GPUs in use every hour."))
+            .attribute(Attribute::optional("gpu", Type::String).describe("GPU model of the catalog prices, e.g. `H100` (any alias).").validate(gpu()))
+            .attribute(Attribute::optional("gpu_count", Type::Number).describe("Only instance types with this many GPUs count for the catalog prices (default any).").validate(checks::non_negative()))
+            .attribute(Attribute::optional("burst_capacity", Type::String).describe("What runs above the commitment when `burst_usd_per_gpu_hour` is looked up (default `on_demand`).").validate(checks::one_of(BURST_CAPACITIES)))
+            .attribute(Attribute::optional("floor_percentile", Type::Number).describe("The floor is this percentile of hourly demand, rounded down to whole GPUs: 0 (default) is the minimum, the GPUs in use every hour.").validate(percentile()))
             .attribute(Attribute::computed("hours", Type::Number).describe("Hours in the history."))
             .attribute(Attribute::computed("demand_gpu_hours", Type::Number).describe("GPU-hours of demand in the history."))
             .attribute(Attribute::computed("floor_gpus", Type::Number).describe("GPUs at the floor."))
@@ -93,6 +97,61 @@ impl Args {
     }
 }
 
+/// `floor_percentile`: from 0 to 100.
+fn percentile() -> Validator {
+    Validator::with_detail(|name, v| {
+        let p = v.as_number().map_or(f64::NAN, |n| n.as_f64());
+        if (0.0..=100.0).contains(&p) {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{name}` is {p}: a percentile from 0 (the minimum) to 100 (the peak)."
+            ))
+        }
+    })
+    .describe("Must be from 0 to 100.")
+}
+
+/// `cloud`: a cloud the catalog knows.
+fn cloud() -> Validator {
+    Validator::with_detail(|name, v| {
+        let c = v.as_str().unwrap_or_default();
+        match c.parse::<Cloud>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!(
+                "`{name}` is {c:?}; valid: \"aws\", \"azure\", \"gcp\"."
+            )),
+        }
+    })
+    .describe("Must be `aws`, `azure` or `gcp`.")
+}
+
+/// `gpu`: a GPU model the catalog knows.
+fn gpu() -> Validator {
+    Validator::diagnosing(
+        |path, v| match gpu_core::gpu::lookup(v.as_str().unwrap_or_default()) {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                vec![Diagnostic::error("Unknown GPU", format!("`{path}`: {e}")).at(path.clone())]
+            }
+        },
+    )
+    .describe("Must be a GPU model the `gpu_models` data source lists (or one of its aliases).")
+}
+
+/// `term`: one or three years.
+fn term() -> Validator {
+    Validator::with_detail(|name, v| {
+        let t = v.as_str().unwrap_or_default();
+        if matches!(t.trim().to_ascii_lowercase().as_str(), "1y" | "3y") {
+            Ok(())
+        } else {
+            Err(format!("`{name}` is {t:?}: write \"1y\" or \"3y\"."))
+        }
+    })
+    .describe("Must be `1y` or `3y`.")
+}
+
 /// Checks what can be checked before the history is read.
 pub fn validate(config: &Value) -> Diagnostics {
     let args = Args::of(config);
@@ -104,62 +163,6 @@ pub fn validate(config: &Value) -> Diagnostics {
                 "Set exactly one of `hourly_gpus` (a list of numbers) and `hourly_gpus_csv` (CSV text).",
             )
             .at(AttributePath::attr("hourly_gpus")),
-        );
-    }
-    for (n, value) in [
-        ("commit_usd_per_gpu_hour", &args.commit_usd_per_gpu_hour),
-        ("burst_usd_per_gpu_hour", &args.burst_usd_per_gpu_hour),
-        (
-            "on_demand_usd_per_gpu_hour",
-            &args.on_demand_usd_per_gpu_hour,
-        ),
-        ("spot_usd_per_gpu_hour", &args.spot_usd_per_gpu_hour),
-        ("gpu_count", &args.gpu_count),
-    ] {
-        checks::non_negative(&mut d, value, AttributePath::attr(n));
-    }
-    if let Some(p) = args.floor_percentile.known().copied()
-        && !(0.0..=100.0).contains(&p)
-    {
-        d.attr_error(
-            AttributePath::attr("floor_percentile"),
-            "Invalid floor_percentile",
-            format!(
-                "`floor_percentile` is {p}: a percentile from 0 (the minimum) to 100 (the peak)."
-            ),
-        );
-    }
-    checks::one_of(
-        &mut d,
-        &args.burst_capacity,
-        AttributePath::attr("burst_capacity"),
-        BURST_CAPACITIES,
-    );
-    if let Some(c) = args.cloud.known()
-        && c.parse::<Cloud>().is_err()
-    {
-        d.attr_error(
-            AttributePath::attr("cloud"),
-            "Invalid cloud",
-            format!("`cloud` is {c:?}; valid: \"aws\", \"azure\", \"gcp\"."),
-        );
-    }
-    if let Some(g) = args.gpu.known()
-        && let Err(e) = gpu_core::gpu::lookup(g)
-    {
-        d.attr_error(
-            AttributePath::attr("gpu"),
-            "Unknown GPU",
-            format!("`gpu`: {e}"),
-        );
-    }
-    if let Some(t) = args.term.known()
-        && !matches!(t.trim().to_ascii_lowercase().as_str(), "1y" | "3y")
-    {
-        d.attr_error(
-            AttributePath::attr("term"),
-            "Invalid term",
-            format!("`term` is {t:?}: write \"1y\" or \"3y\"."),
         );
     }
     let lookup = [&args.cloud, &args.region, &args.gpu].map(|t| !t.is_null());
@@ -272,7 +275,7 @@ pub fn read(
     catalog: &Catalog,
     default_age: Option<MaxPriceAge>,
 ) -> ReadDataSourceResponse {
-    let diagnostics = validate(config);
+    let diagnostics = super::all_checks(schema(), config, validate);
     if diagnostics.has_errors() {
         return diagnostics.into();
     }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use tfplugin::Tf;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
-use tfplugin::{AttributePath, Diagnostics, Schema, Type, Value};
+use tfplugin::{Diagnostics, Schema, Type, Value};
 
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_models";
@@ -28,8 +28,8 @@ fn model_type() -> Type {
 pub fn schema() -> Schema {
     Schema::new(
         Block::new("Lists the GPU models the provider knows (the names accepted by every `gpu` argument), optionally filtered.")
-            .attribute(Attribute::optional("min_memory_gib", Type::Number).describe("Only models with at least this much memory per GPU, in GiB."))
-            .attribute(Attribute::optional("vendor", Type::String).describe("Only models of this vendor: `nvidia` or `amd`."))
+            .attribute(Attribute::optional("min_memory_gib", Type::Number).describe("Only models with at least this much memory per GPU, in GiB.").validate(checks::non_negative()))
+            .attribute(Attribute::optional("vendor", Type::String).describe("Only models of this vendor.").validate(checks::one_of(VENDORS)))
             .attribute(Attribute::computed("names", Type::list(Type::String)).describe("Canonical names of the matching models, sorted."))
             .attribute(Attribute::computed("models", Type::list(model_type())).describe("The matching models, sorted by name: `name`, `vendor`, `memory_gib` (per GPU), `architecture` and `aliases` (the names clouds and catalogs use).")),
     )
@@ -50,17 +50,9 @@ impl ModelFilters {
     }
 }
 
-/// Checks the filters.
+/// Checks the filters: the validators attached to their attributes.
 pub fn validate(config: &Value) -> Diagnostics {
-    let f = ModelFilters::of(config);
-    let mut d = Diagnostics::new();
-    checks::non_negative(
-        &mut d,
-        &f.min_memory_gib,
-        AttributePath::attr("min_memory_gib"),
-    );
-    checks::one_of(&mut d, &f.vendor, AttributePath::attr("vendor"), VENDORS);
-    d
+    schema().block.check(config)
 }
 
 /// The models matching the filters, sorted by name.

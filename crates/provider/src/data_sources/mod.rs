@@ -34,13 +34,17 @@ impl DataSource for GpuModels {
         gpu_models::schema()
     }
 
-    async fn validate(&self, request: ValidateRequest) -> Diagnostics {
-        gpu_models::validate(request.config())
-    }
-
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         gpu_models::read(request.config())
     }
+}
+
+/// Every check of a data source's configuration: the validators attached to its schema's
+/// attributes, then its own (`own`). A read runs them all, since validate saw unknowns.
+pub fn all_checks(schema: Schema, config: &Value, own: fn(&Value) -> Diagnostics) -> Diagnostics {
+    let mut d = schema.block.check(config);
+    d.extend(own(config));
+    d
 }
 
 /// A data source answered from the offer catalog: the embedded one, or with
@@ -143,7 +147,7 @@ impl DataSource for OfferSource {
         if offer_query::Filters::of(config).live.known() != Some(&true) {
             return (self.read)(config, Catalog::embedded(), default_age);
         }
-        let validation = (self.validate)(config);
+        let validation = all_checks((self.schema)(), config, self.validate);
         if validation.has_errors() {
             return validation.into();
         }

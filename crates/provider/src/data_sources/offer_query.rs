@@ -11,6 +11,7 @@ use gpu_core::query::{
 use gpu_core::time::today_days;
 use serde::{Deserialize, Serialize};
 use tfplugin::schema::{Attribute, Block, NestedBlock};
+use tfplugin::validators::Validator;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Type, Value};
 
 /// Valid `capacity` values.
@@ -19,22 +20,22 @@ pub const CAPACITIES: &[&str] = &["spot", "on_demand", "either"];
 /// The filter attributes (all optional).
 pub fn filter_attributes() -> Vec<Attribute> {
     vec![
-        Attribute::optional("gpu", Type::String).describe("GPU model, e.g. `H100`, `A100-80GB`, `L4` (case-insensitive; cloud aliases such as `nvidia-h100-80gb` work too). See the `gpu_models` data source for the names."),
-        Attribute::optional("gpus", Type::list(Type::String)).describe("Several acceptable GPU models (instead of `gpu`)."),
-        Attribute::optional("gpu_count", Type::Number).describe("Exactly this many GPUs per instance (conflicts with `min_gpu_count`)."),
-        Attribute::optional("min_gpu_count", Type::Number).describe("At least this many GPUs per instance."),
-        Attribute::optional("min_gpu_memory_gib", Type::Number).describe("At least this much memory per GPU, in GiB."),
-        Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to search: `aws`, `azure`, `gcp`, `cudo`, `nebius`, `hyperbolic`. Default: all."),
-        Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\", \"europe-west4\"]`. Default: all."),
-        Attribute::optional("zones", Type::list(Type::String)).describe("Zone globs. Offers without a zone only match when this is unset."),
-        Attribute::optional("capacity", Type::String).describe("`spot`, `on_demand` or `either`."),
-        Attribute::optional("max_price_per_gpu_hour", Type::Number).describe("Only offers at or below this price per GPU-hour, in USD."),
-        Attribute::optional("min_vcpus", Type::Number).describe("At least this many vCPUs per instance."),
-        Attribute::optional("min_memory_gib", Type::Number).describe("At least this much instance memory, in GiB."),
-        Attribute::optional("exclude_instance_types", Type::list(Type::String)).describe("Instance type globs to leave out, e.g. `[\"g4dn.*\"]`."),
+        Attribute::optional("gpu", Type::String).describe("GPU model, e.g. `H100`, `A100-80GB`, `L4` (case-insensitive; cloud aliases such as `nvidia-h100-80gb` work too). See the `gpu_models` data source for the names.").validate(checks::gpu_model()),
+        Attribute::optional("gpus", Type::list(Type::String)).describe("Several acceptable GPU models (instead of `gpu`).").validate(checks::gpu_model().each()),
+        Attribute::optional("gpu_count", Type::Number).describe("Exactly this many GPUs per instance (conflicts with `min_gpu_count`).").validate(checks::positive()),
+        Attribute::optional("min_gpu_count", Type::Number).describe("At least this many GPUs per instance.").validate(checks::positive()),
+        Attribute::optional("min_gpu_memory_gib", Type::Number).describe("At least this much memory per GPU, in GiB.").validate(checks::non_negative()),
+        Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to search. Default: all.").validate(checks::one_of(&cloud_words()).each()),
+        Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\", \"europe-west4\"]`. Default: all.").validate(glob("regions").each()),
+        Attribute::optional("zones", Type::list(Type::String)).describe("Zone globs. Offers without a zone only match when this is unset.").validate(glob("zones").each()),
+        Attribute::optional("capacity", Type::String).describe("Spot capacity, on-demand, or either.").validate(checks::one_of(CAPACITIES)),
+        Attribute::optional("max_price_per_gpu_hour", Type::Number).describe("Only offers at or below this price per GPU-hour, in USD.").validate(checks::non_negative()),
+        Attribute::optional("min_vcpus", Type::Number).describe("At least this many vCPUs per instance.").validate(checks::non_negative()),
+        Attribute::optional("min_memory_gib", Type::Number).describe("At least this much instance memory, in GiB.").validate(checks::non_negative()),
+        Attribute::optional("exclude_instance_types", Type::list(Type::String)).describe("Instance type globs to leave out, e.g. `[\"g4dn.*\"]`.").validate(glob("exclude_instance_types").each()),
         Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs before answering: Azure Retail Prices (public), Google Cloud Billing Catalog (API key in `GOOGLE_CLOUD_BILLING_API_KEY`), AWS bulk price list (public; one large file per region, so set `regions`) and AWS spot price history (the usual AWS credentials). Answers are cached on disk for 6 hours. A source that fails or is skipped leaves the embedded snapshot's prices, with a warning. Default false: offline, embedded snapshot only."),
-        Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0."),
-        Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price (each answer says how old its price is)."),
+        Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0.").validate(checks::non_negative()),
+        Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price (each answer says how old its price is).").validate(checks::price_age()),
     ]
 }
 
@@ -44,7 +45,7 @@ pub fn filter_blocks() -> Vec<NestedBlock> {
     vec![NestedBlock::single(
         "prefer",
         Block::new("The current choice (hysteresis): it stays first unless another offer is cheaper per GPU-hour by at least `min_saving_percent`, so pools fed by this data source do not flap between clouds on small price moves.")
-            .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the current choice."))
+            .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the current choice.").validate(prefer_cloud()))
             .attribute(Attribute::required("region", Type::String).describe("Region of the current choice."))
             .attribute(Attribute::optional("zone", Type::String).describe("Zone of the current choice, if it has one."))
             .attribute(Attribute::required("instance_type", Type::String).describe("Instance type of the current choice."))
@@ -264,97 +265,55 @@ pub fn validate(config: &Value) -> Diagnostics {
             "Set either `gpu_count` (exact) or `min_gpu_count` (at least), not both.",
         );
     }
-    if let Some(name) = f.gpu.known() {
-        gpu_name(&mut d, name, AttributePath::attr("gpu"));
-    }
-    for (i, e) in f.gpus.known().into_iter().flatten().enumerate() {
-        if let Some(name) = e.known() {
-            gpu_name(
-                &mut d,
-                name,
-                AttributePath::attr("gpus").then_index(i as i64),
-            );
-        }
-    }
-    for (attr, value) in [
-        ("gpu_count", &f.gpu_count),
-        ("min_gpu_count", &f.min_gpu_count),
-    ] {
-        if let Some(n) = value.known()
-            && *n <= 0.0
-        {
-            d.attr_error(
-                AttributePath::attr(attr),
-                format!("Invalid {attr}"),
-                format!("`{attr}` must be more than 0; got {n}."),
-            );
-        }
-    }
-    for (attr, value) in [
-        ("min_gpu_memory_gib", &f.min_gpu_memory_gib),
-        ("max_price_per_gpu_hour", &f.max_price_per_gpu_hour),
-        ("min_vcpus", &f.min_vcpus),
-        ("min_memory_gib", &f.min_memory_gib),
-        ("min_saving_percent", &f.min_saving_percent),
-    ] {
-        checks::non_negative(&mut d, value, AttributePath::attr(attr));
-    }
-    checks::price_age(
-        &mut d,
-        &f.max_price_age,
-        AttributePath::attr("max_price_age"),
-    );
-    let valid: Vec<&str> = Cloud::ALL.iter().map(|c| c.as_str()).collect();
-    for (i, e) in f.clouds.known().into_iter().flatten().enumerate() {
-        checks::one_of(
-            &mut d,
-            e,
-            AttributePath::attr("clouds").then_index(i as i64),
-            &valid,
-        );
-    }
-    checks::one_of(
-        &mut d,
-        &f.capacity,
-        AttributePath::attr("capacity"),
-        CAPACITIES,
-    );
-    for (attr, list) in [
-        ("regions", &f.regions),
-        ("zones", &f.zones),
-        ("exclude_instance_types", &f.exclude_instance_types),
-    ] {
-        for (i, e) in list.known().into_iter().flatten().enumerate() {
-            if let Some(pattern) = e.known()
-                && let Err(err) = glob::Pattern::new(pattern)
-            {
-                d.attr_error(AttributePath::attr(attr).then_index(i as i64), format!("Invalid {attr} pattern"), format!("{pattern:?} is not a valid glob: {err}. Use `*` for any text and `?` for one character."));
-            }
-        }
-    }
-    if let Some(cloud) = f.prefer.known().and_then(|p| p.cloud.known())
-        && cloud.parse::<Cloud>().is_err()
-    {
-        d.attr_error(
-            AttributePath::attr("prefer").then_attr("cloud"),
-            "Invalid prefer.cloud",
-            format!(
-                "{cloud:?} is not a cloud; valid values are: {}.",
-                valid.join(", ")
-            ),
-        );
-    }
     d
 }
 
-fn gpu_name(d: &mut Diagnostics, name: &str, path: AttributePath) {
-    if let Err(e) = gpu_core::gpu::lookup(name) {
-        d.attr_error(
-            path.clone(),
-            format!("Unknown GPU model in {path}"),
-            format!("{e}. The `gpu_models` data source lists every model."),
-        );
-    }
+/// The filter attributes and blocks as one block, for their attached checks.
+fn filter_block() -> Block {
+    let mut block = Block::new("");
+    block.attributes = filter_attributes();
+    block.blocks = filter_blocks();
+    block
+}
+
+/// The clouds the catalog knows, as written.
+fn cloud_words() -> Vec<&'static str> {
+    Cloud::ALL.iter().map(|c| c.as_str()).collect()
+}
+
+/// A glob pattern (an element of the list attribute `attr`).
+fn glob(attr: &'static str) -> Validator {
+    Validator::diagnosing(move |path, v| {
+        let pattern = v.as_str().unwrap_or_default();
+        match glob::Pattern::new(pattern) {
+            Ok(_) => Vec::new(),
+            Err(err) => vec![Diagnostic::error(format!("Invalid {attr} pattern"), format!("{pattern:?} is not a valid glob: {err}. Use `*` for any text and `?` for one character.")).at(path.clone())],
+        }
+    })
+    .describe("Each must be a glob: `*` for any text, `?` for one character.")
+}
+
+/// `prefer.cloud` is a cloud the catalog knows.
+fn prefer_cloud() -> Validator {
+    Validator::with_detail(|_, v| {
+        let cloud = v.as_str().unwrap_or_default();
+        if cloud.parse::<Cloud>().is_ok() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{cloud:?} is not a cloud; valid values are: {}.",
+                cloud_words().join(", ")
+            ))
+        }
+    })
+    .describe(format!(
+        "Must be one of {}.",
+        cloud_words()
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// Builds the core query from a wholly known configuration, with `default_capacity` for an
@@ -365,7 +324,8 @@ pub fn build(
     default_capacity: Capacity,
     default_age: Option<MaxPriceAge>,
 ) -> Result<OfferQuery, Diagnostics> {
-    let d = validate(config);
+    let mut d = filter_block().check(config);
+    d.extend(validate(config));
     if d.has_errors() {
         return Err(d);
     }

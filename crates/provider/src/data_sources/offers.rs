@@ -1,6 +1,7 @@
 //! `gpu_offers`: the ranked list of GPU offers that pass the filters.
 
 use super::offer_query::{self, OfferRecord};
+use crate::checks;
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
@@ -8,7 +9,7 @@ use serde::Deserialize;
 use tfplugin::Tf;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
-use tfplugin::{AttributePath, Diagnostics, Schema, Type, Value};
+use tfplugin::{Diagnostics, Schema, Type, Value};
 
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_offers";
@@ -28,7 +29,7 @@ pub fn schema() -> Schema {
         block = block.block(b);
     }
     block = block
-        .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10)."))
+        .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10).").validate(checks::whole_at_least(1.0)))
         .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of`, `price_age_days` (the same fields as `gpu_spot_offer`; `source`, `as_of` and `price_age_days` are those of the offer's own price, spot or on-demand)."))
         .attribute(Attribute::computed("matched", Type::Number).describe("How many offers passed the filters before `limit`."))
         .attribute(Attribute::computed("catalog", Type::String).describe("Which catalog answered: the embedded snapshot, or live prices over it (naming the live sources)."));
@@ -50,17 +51,7 @@ fn limit(config: &Value) -> Option<f64> {
 
 /// Checks the filters and `limit`.
 pub fn validate(config: &Value) -> Diagnostics {
-    let mut d = offer_query::validate(config);
-    if let Some(n) = limit(config)
-        && !(n >= 1.0 && n.fract() == 0.0)
-    {
-        d.attr_error(
-            AttributePath::attr("limit"),
-            "Invalid limit",
-            format!("`limit` must be a whole number of 1 or more; got {n}."),
-        );
-    }
-    d
+    offer_query::validate(config)
 }
 
 /// Ranks the offers in `catalog`; `default_age` is the provider's `max_price_age`.
@@ -73,7 +64,7 @@ pub fn read(
         state: Value::Null,
         diagnostics,
     };
-    let d = validate(config);
+    let d = super::all_checks(schema(), config, validate);
     if d.has_errors() {
         return fail(d);
     }

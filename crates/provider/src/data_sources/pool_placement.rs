@@ -12,6 +12,7 @@ use gpu_core::query::{Capacity, GpuCount, OfferQuery};
 use serde::Deserialize;
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
+use tfplugin::validators::Validator;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Schema, Tf, Type, Value};
 
 /// The data source's type name.
@@ -50,17 +51,17 @@ fn candidate_type() -> Type {
 pub fn schema() -> Schema {
     Schema::new(
         Block::new("Where a node pool's whole expected bill is lowest: every (cloud, region, instance type) with the pool's GPUs, priced as the pool runs there (the on-demand floor, or a reserved floor, plus spot for the rest of `expected_nodes`; 730 hours a month) and ranked by that monthly total, then cloud, region and instance type. Ranking by the spot price alone misplaces a pool with an on-demand floor. Each line of the bill says where its price came from and how old it is. From the embedded catalog, or live prices with `live = true`.")
-            .attribute(Attribute::required("gpu", Type::String).describe("GPU model of every node, e.g. `H100` (case-insensitive; aliases work; see `gpu_models`)."))
-            .attribute(Attribute::required("gpu_count", Type::Number).describe("GPUs per node, a whole number of 1 or more."))
-            .attribute(Attribute::required("min_nodes", Type::Number).describe("Fewest nodes of the pool (0 or more)."))
-            .attribute(Attribute::required("max_nodes", Type::Number).describe("Most nodes of the pool (1 or more, at least `min_nodes`)."))
-            .attribute(Attribute::optional("on_demand_min", Type::Number).describe("On-demand nodes always running: the floor (default 0, at most `max_nodes`), as `capacity.on_demand_min` of `gpu_node_pool`."))
-            .attribute(Attribute::optional("expected_nodes", Type::Number).describe("Nodes running on average, from `min_nodes` to `max_nodes` (default `min_nodes`). Those above the floor are priced as spot."))
-            .attribute(Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to consider: `aws`, `azure`, `gcp` (the clouds with managed Kubernetes node pools). Default: all three."))
+            .attribute(Attribute::required("gpu", Type::String).describe("GPU model of every node, e.g. `H100` (case-insensitive; aliases work; see `gpu_models`).").validate(checks::gpu_model()))
+            .attribute(Attribute::required("gpu_count", Type::Number).describe("GPUs per node.").validate(checks::whole_at_least(1.0)))
+            .attribute(Attribute::required("min_nodes", Type::Number).describe("Fewest nodes of the pool.").validate(checks::whole_at_least(0.0)))
+            .attribute(Attribute::required("max_nodes", Type::Number).describe("Most nodes of the pool (at least `min_nodes`).").validate(checks::whole_at_least(1.0)))
+            .attribute(Attribute::optional("on_demand_min", Type::Number).describe("On-demand nodes always running: the floor (default 0, at most `max_nodes`), as `capacity.on_demand_min` of `gpu_node_pool`.").validate(checks::whole_at_least(0.0)))
+            .attribute(Attribute::optional("expected_nodes", Type::Number).describe("Nodes running on average, from `min_nodes` to `max_nodes` (default `min_nodes`). Those above the floor are priced as spot.").validate(checks::whole_at_least(0.0)))
+            .attribute(Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to consider (the clouds with managed Kubernetes node pools). Default: all three.").validate(pool_cloud().each()))
             .attribute(Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\"]`. Default: all."))
-            .attribute(Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price."))
-            .attribute(Attribute::optional("reserved_usd_per_gpu_hour", Type::Number).describe("The floor runs on a commitment at this price per GPU-hour (USD) instead of on-demand: its line is `reserved`."))
-            .attribute(Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent of the current place's monthly bill, needed to move away from it. Default 0."))
+            .attribute(Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price.").validate(checks::price_age()))
+            .attribute(Attribute::optional("reserved_usd_per_gpu_hour", Type::Number).describe("The floor runs on a commitment at this price per GPU-hour (USD) instead of on-demand: its line is `reserved`.").validate(checks::non_negative()))
+            .attribute(Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent of the current place's monthly bill, needed to move away from it. Default 0.").validate(checks::non_negative()))
             .attribute(Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs first, as in `gpu_spot_offer`. Default false."))
             .attribute(Attribute::computed("cloud", Type::String).describe("Cloud of the chosen place."))
             .attribute(Attribute::computed("region", Type::String).describe("Region of the chosen place."))
@@ -76,7 +77,7 @@ pub fn schema() -> Schema {
             .block(NestedBlock::single(
                 "prefer",
                 Block::new("The pool's current place (hysteresis): it stays first unless another place's monthly bill is lower by at least `min_saving_percent`, so a price move never rolls a running pool for a small saving.")
-                    .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the current place."))
+                    .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the current place.").validate(checks::one_of(&pool_cloud_words())))
                     .attribute(Attribute::required("region", Type::String).describe("Region of the current place."))
                     .attribute(Attribute::required("instance_type", Type::String).describe("Instance type of the current place.")),
             )),
@@ -119,73 +120,8 @@ impl Args {
 
 /// Checks the arguments that are known; the core's own checks follow at read.
 pub fn validate(config: &Value) -> Diagnostics {
-    let args = Args::of(config);
     let mut d = Diagnostics::new();
-    if let Some(name) = args.gpu.known()
-        && let Err(e) = gpu_core::gpu::lookup(name)
-    {
-        d.attr_error(
-            AttributePath::attr("gpu"),
-            "Unknown GPU model in gpu",
-            format!("{e}. The `gpu_models` data source lists every model."),
-        );
-    }
-    for (attr, value, min) in [
-        ("gpu_count", &args.gpu_count, 1.0),
-        ("min_nodes", &args.min_nodes, 0.0),
-        ("max_nodes", &args.max_nodes, 1.0),
-        ("on_demand_min", &args.on_demand_min, 0.0),
-        ("expected_nodes", &args.expected_nodes, 0.0),
-    ] {
-        if let Some(n) = value.known().copied()
-            && !(n.fract() == 0.0 && n >= min && n <= f64::from(u32::MAX))
-        {
-            d.attr_error(
-                AttributePath::attr(attr),
-                format!("Invalid {attr}"),
-                format!("`{attr}` must be a whole number of {min} or more; got {n}."),
-            );
-        }
-    }
-    for (attr, value) in [
-        ("reserved_usd_per_gpu_hour", &args.reserved_usd_per_gpu_hour),
-        ("min_saving_percent", &args.min_saving_percent),
-    ] {
-        checks::non_negative(&mut d, value, AttributePath::attr(attr));
-    }
-    checks::price_age(
-        &mut d,
-        &args.max_price_age,
-        AttributePath::attr("max_price_age"),
-    );
-    let valid: Vec<&str> = placement::POOL_CLOUDS.iter().map(|c| c.as_str()).collect();
-    if let Some(list) = args.clouds.known() {
-        for (i, c) in list.iter().enumerate() {
-            if let Some(c) = c.known().map(String::as_str)
-                && !valid.contains(&c)
-            {
-                let why = if c.parse::<Cloud>().is_ok() {
-                    "has no managed Kubernetes node pools to place a pool in"
-                } else {
-                    "is not a cloud"
-                };
-                d.attr_error(
-                    AttributePath::attr("clouds").then_index(i as i64),
-                    "Invalid clouds",
-                    format!("`clouds[{i}]` is {c:?}, which {why}; valid values are: \"aws\", \"azure\", \"gcp\"."),
-                );
-            }
-        }
-    }
-    if let Some(prefer) = args.prefer.known() {
-        checks::one_of(
-            &mut d,
-            &prefer.cloud,
-            AttributePath::attr("prefer").then_attr("cloud"),
-            &valid,
-        );
-    }
-    if d.has_errors() {
+    if schema().block.check(config).has_errors() {
         return d;
     }
     // Relations between known numbers, by the core's rules.
@@ -199,6 +135,30 @@ pub fn validate(config: &Value) -> Diagnostics {
         }
     }
     d
+}
+
+/// The clouds a pool can be placed on, as written.
+fn pool_cloud_words() -> Vec<&'static str> {
+    placement::POOL_CLOUDS.iter().map(|c| c.as_str()).collect()
+}
+
+/// A cloud with managed Kubernetes node pools (an element of `clouds`).
+fn pool_cloud() -> Validator {
+    Validator::with_detail(|name, v| {
+        let c = v.as_str().unwrap_or_default();
+        if pool_cloud_words().contains(&c) {
+            return Ok(());
+        }
+        let why = if c.parse::<Cloud>().is_ok() {
+            "has no managed Kubernetes node pools to place a pool in"
+        } else {
+            "is not a cloud"
+        };
+        Err(format!(
+            "`{name}` is {c:?}, which {why}; valid values are: \"aws\", \"azure\", \"gcp\"."
+        ))
+    })
+    .describe("Must be `aws`, `azure` or `gcp`.")
 }
 
 /// The core query, when every argument it needs is known and valid.
@@ -257,7 +217,7 @@ pub fn read(
     catalog: &Catalog,
     default_age: Option<MaxPriceAge>,
 ) -> ReadDataSourceResponse {
-    let d = validate(config);
+    let d = super::all_checks(schema(), config, validate);
     if d.has_errors() {
         return d.into();
     }

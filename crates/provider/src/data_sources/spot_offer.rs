@@ -1,6 +1,7 @@
 //! `gpu_spot_offer`: the single cheapest GPU offer (per GPU-hour) that passes the filters.
 
 use super::offer_query::{self, OfferRecord};
+use crate::checks;
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
@@ -31,8 +32,8 @@ pub fn schema() -> Schema {
     }
     for (name, ty, description) in offer_query::offer_attributes() {
         let attribute = match name {
-            "gpu" => Attribute::optional_computed(name, ty).describe("GPU model to look for, e.g. `H100`, `A100-80GB`, `L4` (case-insensitive; cloud aliases such as `nvidia-h100-80gb` work too; see `gpu_models`). When unset (or with `gpus`), the chosen offer's canonical model name."),
-            "gpu_count" => Attribute::optional_computed(name, ty).describe("Exactly this many GPUs per instance (conflicts with `min_gpu_count`). When unset, the chosen offer's GPU count (fractional for partial-GPU sizes)."),
+            "gpu" => Attribute::optional_computed(name, ty).describe("GPU model to look for, e.g. `H100`, `A100-80GB`, `L4` (case-insensitive; cloud aliases such as `nvidia-h100-80gb` work too; see `gpu_models`). When unset (or with `gpus`), the chosen offer's canonical model name.").validate(checks::gpu_model()),
+            "gpu_count" => Attribute::optional_computed(name, ty).describe("Exactly this many GPUs per instance (conflicts with `min_gpu_count`). When unset, the chosen offer's GPU count (fractional for partial-GPU sizes).").validate(checks::positive()),
             _ => Attribute::computed(name, ty).describe(description),
         };
         block = block.attribute(attribute);

@@ -13,7 +13,7 @@ use super::desired::{self, Desired, Settings};
 use super::groups;
 use super::inputs::{self, text};
 use super::model::{self, PoolModel};
-use super::schema::{COST_ATTRIBUTES, REPLACE_ATTRIBUTES};
+use super::schema::COST_ATTRIBUTES;
 
 /// Plans a create, update, replace or destroy of one pool.
 pub fn plan(
@@ -75,7 +75,8 @@ pub fn plan(
     let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
     // Only a change of identity (cloud, region, cluster, name) replaces the pool; all else
     // is an update, rolling node groups where needed.
-    let replace = tfplugin::plan::requires_replace(prior, proposed, &REPLACE_ATTRIBUTES);
+    let replace =
+        tfplugin::plan::requires_replace_at(prior, proposed, super::schema::replace_paths());
     // A replacement starts from nothing: no group of the old pool is kept or rolled.
     let base = if replace.is_empty() {
         prior

@@ -23,10 +23,13 @@ pub const COST_ATTRIBUTES: [&str; 15] = [
     "cost_summary",
 ];
 
-/// Attributes whose change replaces the pool: its identity. Every other change is made
-/// in place, rolling node groups (new ones ready before old ones go) where the cloud
-/// cannot change a group in place.
-pub const REPLACE_ATTRIBUTES: [&str; 4] = ["cloud", "region", "cluster", "name"];
+/// The attributes whose change replaces the pool: those the schema marks
+/// `requires_replace` (cloud, region, cluster, name), read once.
+pub fn replace_paths() -> &'static [tfplugin::AttributePath] {
+    static PATHS: std::sync::LazyLock<Vec<tfplugin::AttributePath>> =
+        std::sync::LazyLock::new(|| schema().block.replace_paths());
+    &PATHS
+}
 
 /// The schema version: 1 made `node_groups` cloud-neutral (version 0 held EKS values).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -52,10 +55,10 @@ const DESCRIPTION: &str = include_str!("description.md");
 pub fn schema() -> Schema {
     let block = Block::new(DESCRIPTION.trim_end())
     .attribute(Attribute::computed("id", Type::String).describe("The import id: `aws/<region>/<cluster>/<name>` (e.g. `aws/us-east-1/train-east/train`), `azure/<subscription>/<resource-group>/<cluster>/<name>` or `gcp/<project>/<location>/<cluster>/<name>`."))
-    .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the cluster: `aws` (EKS), `azure` (AKS) or `gcp` (GKE), in any letter case. Changing it replaces the pool (the plan shows the monthly delta)."))
-    .attribute(Attribute::required("region", Type::String).describe("Region of the cluster, e.g. `us-east-1`. Changing it replaces the pool."))
-    .attribute(Attribute::required("cluster", Type::String).describe("The existing Kubernetes cluster the nodes join, as its cloud names it: the EKS cluster name on aws; on azure the AKS cluster's ARM id (`/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>`); on gcp `projects/<project>/locations/<region-or-zone>/clusters/<name>`. Changing it replaces the pool."))
-    .attribute(Attribute::required("name", Type::String).describe("Name of the pool: nodes carry `gpu.tf/pool = <name>`. On EKS the node groups are `<name>-od` and `<name>-spot` (1–53 letters, digits, `-` or `_`); on GKE the node pools are `<name>-od` and `<name>-spot` in lower case; on AKS the agent pools get opaque 12-character names and the tag `gpu-tf-pool = <name>`. A generation suffix is added after a roll. Changing it replaces the pool."))
+    .attribute(Attribute::required("cloud", Type::String).describe("Cloud of the cluster: `aws` (EKS), `azure` (AKS) or `gcp` (GKE), in any letter case.").requires_replace())
+    .attribute(Attribute::required("region", Type::String).describe("Region of the cluster, e.g. `us-east-1`.").requires_replace())
+    .attribute(Attribute::required("cluster", Type::String).describe("The existing Kubernetes cluster the nodes join, as its cloud names it: the EKS cluster name on aws; on azure the AKS cluster's ARM id (`/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>`); on gcp `projects/<project>/locations/<region-or-zone>/clusters/<name>`.").requires_replace())
+    .attribute(Attribute::required("name", Type::String).describe("Name of the pool: nodes carry `gpu.tf/pool = <name>`. On EKS the node groups are `<name>-od` and `<name>-spot` (1–53 letters, digits, `-` or `_`); on GKE the node pools are `<name>-od` and `<name>-spot` in lower case; on AKS the agent pools get opaque 12-character names and the tag `gpu-tf-pool = <name>`. A generation suffix is added after a roll.").requires_replace())
     .attribute(Attribute::required("gpu", Type::String).describe("GPU model of every node, e.g. `H100`, `A100-80GB`, `L4` (see the `gpu_models` data source); any letter case or alias. Changing it rolls the node groups."))
     .attribute(Attribute::required("gpu_count", Type::Number).describe("GPUs per node; must be a size the cloud offers in the region (e.g. 8 for `p5.48xlarge`). Changing it rolls the node groups."))
     .attribute(Attribute::optional_computed("instance_types", Type::list(Type::String)).describe("Instance types of the nodes, a set (order and letter case mean nothing). When unset, up to 3 are chosen from the catalog at create (cheapest first, by spot price when spot is used) and kept; set it to pin them. Changing the set rolls the node groups."))
