@@ -46,6 +46,13 @@ impl Cloud {
     }
 }
 
+/// A cloud serializes as its name (`aws`, `gcp`, ...), as users write it.
+impl serde::Serialize for Cloud {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Cloud {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

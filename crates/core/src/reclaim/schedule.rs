@@ -47,6 +47,9 @@ impl StartSchedule {
         let waits = matches!(
             error,
             CloudError::InsufficientCapacity(_)
+                // ARM's SkuNotAvailable for a size the VM ran on before: a capacity
+                // restriction of the region, which lifts as a stockout does.
+                | CloudError::NotOffered(_)
                 | CloudError::Throttled(_)
                 | CloudError::Transient(_)
                 | CloudError::Busy(_)

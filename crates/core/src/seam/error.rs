@@ -16,6 +16,10 @@ pub enum CloudError {
     /// An account quota or service limit would be exceeded.
     #[error("quota exceeded: {0}")]
     Quota(String),
+    /// The place does not offer what was asked (the instance type in that zone, the VM
+    /// size in that region): asking again there will not help.
+    #[error("not offered here: {0}")]
+    NotOffered(String),
     /// The resource (or its parent) does not exist.
     #[error("not found: {0}")]
     NotFound(String),
@@ -67,6 +71,7 @@ impl CloudError {
         match self {
             CloudError::InsufficientCapacity(m) => CloudError::InsufficientCapacity(f(m)),
             CloudError::Quota(m) => CloudError::Quota(f(m)),
+            CloudError::NotOffered(m) => CloudError::NotOffered(f(m)),
             CloudError::NotFound(m) => CloudError::NotFound(f(m)),
             CloudError::Throttled(m) => CloudError::Throttled(f(m)),
             CloudError::Unauthorized(m) => CloudError::Unauthorized(f(m)),

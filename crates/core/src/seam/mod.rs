@@ -14,6 +14,7 @@
 //!   group rules as data; [`delta`]: what differs
 //!   between a live group and a desired one.
 
+pub mod capacity;
 pub mod choke;
 pub mod cluster;
 pub mod commitment_kind;
@@ -27,6 +28,7 @@ pub mod poll;
 pub mod traits;
 pub mod turns;
 
+pub use capacity::{CapacityAnswer, CapacityOutcome, CapacityPlace};
 pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
 pub use commitments::Commitments;
 pub use connect::{ConnectCommitments, ConnectInstances, Place};

@@ -81,6 +81,17 @@ pub fn error_from_code(
                 CloudError::Invalid(text)
             }
         }
+        // EC2 RunInstances, CreateFleet: "Your requested instance type (p5.48xlarge) is not
+        // supported in your requested Availability Zone (us-east-1e). ..." The same code
+        // also refuses other unsupported requests, which are bad requests.
+        "Unsupported" => {
+            let lower = msg.to_ascii_lowercase();
+            if lower.contains("instance type") && lower.contains("not supported") {
+                CloudError::NotOffered(text)
+            } else {
+                CloudError::Invalid(text)
+            }
+        }
         "ServerException"
         | "ServiceUnavailableException"
         | "ServiceUnavailable"
@@ -136,6 +147,12 @@ pub fn failed_group(what: &str, status: &NodeGroupStatus, issues: &[HealthIssue]
                 if m.contains("vcpulimitexceeded") || m.contains("limitexceeded") =>
             {
                 return CloudError::Quota(text);
+            }
+            "AsgInstanceLaunchFailures" | "NodeCreationFailure"
+                if m.contains("unsupported")
+                    || (m.contains("instance type") && m.contains("not supported")) =>
+            {
+                return CloudError::NotOffered(text);
             }
             _ => {}
         }
@@ -195,6 +212,105 @@ mod tests {
             Some(400),
         );
         assert!(matches!(e, CloudError::Unauthorized(_)));
+    }
+
+    /// EC2's capacity answers, with their real messages (EC2 API error codes reference:
+    /// https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html).
+    #[test]
+    fn ec2_capacity_answers_are_classified() {
+        let ec2 =
+            |c: &str, m: &str| error_from_code(Some(c), Some(m), Some(500)).capacity_outcome();
+        use crate::seam::CapacityOutcome::{NotOffered, Quota, Stockout};
+        assert_eq!(
+            ec2(
+                "InsufficientInstanceCapacity",
+                "We currently do not have sufficient p4d.24xlarge capacity in the Availability Zone you requested (us-east-1a). Our system will be working on provisioning additional capacity. You can currently get p4d.24xlarge capacity by not specifying an Availability Zone in your request or choosing us-east-1b, us-east-1c."
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            ec2(
+                "InsufficientInstanceCapacity",
+                "There is no Spot capacity available that matches your request."
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            ec2(
+                "VcpuLimitExceeded",
+                "You have requested more vCPU capacity than your current vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit."
+            ),
+            Some(Quota)
+        );
+        assert_eq!(
+            ec2(
+                "MaxSpotInstanceCountExceeded",
+                "Max spot instance count exceeded"
+            ),
+            Some(Quota)
+        );
+        assert_eq!(
+            ec2(
+                "Unsupported",
+                "Your requested instance type (p5.48xlarge) is not supported in your requested Availability Zone (us-east-1e). Please retry your request by not specifying an Availability Zone or choosing us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1f."
+            ),
+            Some(NotOffered)
+        );
+        // The same code for a request that is wrong everywhere is not a capacity answer.
+        let other = error_from_code(
+            Some("Unsupported"),
+            Some(
+                "The requested configuration is currently not supported. Please check the documentation for supported configurations.",
+            ),
+            Some(400),
+        );
+        assert!(matches!(other, CloudError::Invalid(_)));
+    }
+
+    /// An EKS node group's health when its Auto Scaling group cannot launch GPU instances
+    /// (EKS `Issue` codes: https://docs.aws.amazon.com/eks/latest/APIReference/API_Issue.html).
+    #[test]
+    fn eks_launch_failures_are_classified_by_their_cause() {
+        use crate::seam::CapacityOutcome::{NotOffered, Quota, Stockout};
+        let health = |m: &str| {
+            failed_group(
+                "g",
+                &NodeGroupStatus::CreateFailed,
+                &[HealthIssue {
+                    code: "AsgInstanceLaunchFailures".into(),
+                    message: m.into(),
+                }],
+            )
+            .capacity_outcome()
+        };
+        assert_eq!(
+            health(
+                "Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient g5.48xlarge capacity in the Availability Zone you requested (us-east-1e). Our system will be working on provisioning additional capacity. Launching EC2 instance failed."
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            health(
+                "Could not launch Spot Instances. UnfulfillableCapacity - Unable to fulfill capacity due to your request configuration. Please adjust your request and try again. Launching EC2 instance failed."
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            health(
+                "Could not launch On-Demand Instances. VcpuLimitExceeded - You have requested more vCPU capacity than your current vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to. Launching EC2 instance failed."
+            ),
+            Some(Quota)
+        );
+        assert_eq!(
+            health(
+                "Could not launch On-Demand Instances. Unsupported - Your requested instance type (p4d.24xlarge) is not supported in your requested Availability Zone (us-east-1e). Launching EC2 instance failed."
+            ),
+            Some(NotOffered)
+        );
+        assert_eq!(
+            health("Instances failed to join the kubernetes cluster"),
+            None
+        );
     }
 
     #[test]

@@ -447,15 +447,17 @@ impl Ec2Instances {
                                 )
                             })
                             .unwrap_or_else(|| "no state reason".into());
+                        // A state reason's code is `Server.InsufficientInstanceCapacity`,
+                        // `Client.InstanceInitiatedShutdown`, ...: the API code after the dot.
                         let e = error_from_code(
-                            i.state_reason().and_then(|r| r.code()),
+                            i.state_reason()
+                                .and_then(|r| r.code())
+                                .map(|c| c.rsplit('.').next().unwrap_or(c)),
                             Some(&format!("EC2 ended instance {id} before it ran ({why})")),
                             None,
                         );
                         Err(match e {
-                            CloudError::InsufficientCapacity(m) => {
-                                CloudError::InsufficientCapacity(m)
-                            }
+                            capacity if capacity.capacity_outcome().is_some() => capacity,
                             other => CloudError::Other(other.to_string()),
                         })
                     }

@@ -14,17 +14,22 @@ pub fn code_and_message(body: &Value) -> (Option<String>, Option<String>) {
 }
 
 /// Error codes of an allocation Azure could not make (no capacity for the size, in the
-/// region or zone, or for Spot): waiting may help.
+/// region or zone, or for Spot): a stockout, which waiting may cure. (ARM's allocation
+/// failure reference: https://learn.microsoft.com/troubleshoot/azure/virtual-machines/windows/allocation-failure.)
 pub const CAPACITY_CODES: &[&str] = &[
     "AllocationFailed",
     "ZonalAllocationFailed",
     "OverconstrainedAllocationRequest",
     "OverconstrainedZonalAllocationRequest",
-    "SkuNotAvailable",
 ];
 
-/// The first capacity code among an error's `details` (ARM nests the cause of a generic
-/// failure there, e.g. a `Conflict` or `DeploymentFailed` wrapping `AllocationFailed`).
+/// Error codes of a size the region or zone does not offer to this subscription
+/// (https://aka.ms/azureskunotavailable): asking again there will not help.
+pub const NOT_OFFERED_CODES: &[&str] = &["SkuNotAvailable"];
+
+/// The first capacity or not-offered code among an error's `details` (ARM nests the cause
+/// of a generic failure there, e.g. a `Conflict` or `DeploymentFailed` wrapping
+/// `AllocationFailed`).
 fn capacity_detail(body: &Value) -> Option<String> {
     let inner = body.get("error").filter(|e| e.is_object()).unwrap_or(body);
     inner
@@ -33,7 +38,7 @@ fn capacity_detail(body: &Value) -> Option<String> {
         .into_iter()
         .flatten()
         .filter_map(|d| d.get("code").and_then(Value::as_str))
-        .find(|c| CAPACITY_CODES.contains(c))
+        .find(|c| CAPACITY_CODES.contains(c) || NOT_OFFERED_CODES.contains(c))
         .map(str::to_string)
 }
 
@@ -54,7 +59,12 @@ pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
     let code = code.unwrap_or_default();
     if let Some(detail) = capacity_detail(body) {
         let m = message.as_deref().map(str::trim).unwrap_or("");
-        return CloudError::InsufficientCapacity(format!("{what}: {code}: {detail}: {m}"));
+        let text = format!("{what}: {code}: {detail}: {m}");
+        return if NOT_OFFERED_CODES.contains(&detail.as_str()) {
+            CloudError::NotOffered(text)
+        } else {
+            CloudError::InsufficientCapacity(text)
+        };
     }
     let text = match (code.is_empty(), message.as_deref().map(str::trim)) {
         (false, Some(m)) if !m.is_empty() => format!("{what}: {code}: {m}"),
@@ -84,6 +94,7 @@ pub fn from_arm(what: &str, status: u16, body: &Value) -> CloudError {
             return CloudError::Quota(text);
         }
         c if CAPACITY_CODES.contains(&c) => return CloudError::InsufficientCapacity(text),
+        c if NOT_OFFERED_CODES.contains(&c) => return CloudError::NotOffered(text),
         "AuthorizationFailed"
         | "InvalidAuthenticationToken"
         | "InvalidAuthenticationTokenTenant"
@@ -159,6 +170,12 @@ mod tests {
                 CloudError::InsufficientCapacity(m) if m == format!("start VM: {code}: no room")
             ));
         }
+        let nested_sku = json!({"error": {"code": "DeploymentFailed", "message": "failed",
+            "details": [{"code": "SkuNotAvailable", "message": "no"}]}});
+        assert!(matches!(
+            from_arm("create VM", 409, &nested_sku),
+            CloudError::NotOffered(m) if m.contains("SkuNotAvailable")
+        ));
         let nested = json!({"error": {"code": "Conflict", "message": "failed",
             "details": [{"code": "ZonalAllocationFailed", "message": "zone full"}]}});
         assert!(matches!(
@@ -181,5 +198,51 @@ mod tests {
             ),
             CloudError::Unauthorized(_)
         ));
+    }
+
+    /// ARM's capacity answers with their real bodies.
+    #[test]
+    fn arm_capacity_answers_are_classified() {
+        use crate::seam::CapacityOutcome::{NotOffered, Quota, Stockout};
+        let outcome = |status, body: Value| from_arm("PUT", status, &body).capacity_outcome();
+        assert_eq!(
+            outcome(
+                409,
+                json!({"error": {"code": "AllocationFailed", "message": "Allocation failed. We do not have sufficient capacity for the requested VM size in this region. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance"}})
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            outcome(
+                409,
+                json!({"error": {"code": "ZonalAllocationFailed", "message": "Allocation failed. We do not have sufficient capacity for the requested VM size in this zone. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance"}})
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            outcome(
+                409,
+                json!({"error": {"code": "OverconstrainedAllocationRequest", "message": "Allocation failed. VM(s) with the following constraints cannot be allocated, because the condition is too restrictive. Please remove some constraints and try again. Constraints applied are:\n  - Networking Constraints (such as Accelerated Networking or IPv6)\n  - VM Size\n"}})
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            outcome(
+                409,
+                json!({"error": {"code": "SkuNotAvailable", "message": "The requested VM size for resource 'Following SKUs have failed for Capacity Restrictions: Standard_ND96asr_v4' is currently not available in location 'westus'. Please try another size or deploy to a different location or different zone. See https://aka.ms/azureskunotavailable for details."}})
+            ),
+            Some(NotOffered)
+        );
+        assert_eq!(
+            outcome(
+                409,
+                json!({"error": {"code": "QuotaExceeded", "message": "Operation could not be completed as it results in exceeding approved Total Regional Cores quota. Additional details - Deployment Model: Resource Manager, Location: eastus, Current Limit: 10, Current Usage: 8, Additional Required: 96, (Minimum) New Limit Required: 104."}})
+            ),
+            Some(Quota)
+        );
+        assert_eq!(
+            outcome(400, json!({"code": "InvalidParameter", "message": "bad"})),
+            None
+        );
     }
 }

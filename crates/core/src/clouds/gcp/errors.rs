@@ -5,7 +5,8 @@
 
 use serde::Deserialize;
 
-use crate::seam::CloudError;
+use crate::seam::error::failed_group_text;
+use crate::seam::{CapacityOutcome, CloudError, HealthIssue, NodeGroupStatus};
 
 /// The `error` object of a Google API error body.
 #[derive(Debug, Default, Deserialize)]
@@ -81,18 +82,71 @@ fn code_name(code: i64) -> &'static str {
     }
 }
 
-/// The typed error of an operation that ended `DONE` with `error {code, message}`.
-/// A stockout (`ZONE_RESOURCE_POOL_EXHAUSTED`, "does not have enough resources") is
-/// insufficient capacity; other exhaustion is a quota.
-pub(crate) fn from_operation(what: &str, code: i64, message: &str) -> CloudError {
-    let name = code_name(code);
-    let text = format!("{what} failed: {}{message}", prefix(name));
+/// What a Google answer says about capacity, from its code (a Compute `errors[].code`, an
+/// `ErrorInfo` reason, or a GKE status code) and message:
+/// - a stockout: `ZONE_RESOURCE_POOL_EXHAUSTED[_WITH_DETAILS]`, GKE's `GCE_STOCKOUT`, "The
+///   zone '...' does not have enough resources available to fulfill the request";
+/// - a quota: `QUOTA_EXCEEDED` ("Quota 'NVIDIA_H100_GPUS' exceeded. Limit: 0.0 in region
+///   us-central1."), GKE's "Insufficient regional quota to satisfy request";
+/// - not offered: a machine or accelerator type that "does not exist in zone" or "is not
+///   available in zone".
+///
+/// References: https://cloud.google.com/compute/docs/troubleshooting/troubleshooting-resource-availability
+/// and https://cloud.google.com/kubernetes-engine/docs/troubleshooting/node-pools.
+pub(crate) fn capacity_in(code: &str, message: &str) -> Option<CapacityOutcome> {
+    let code = code.to_ascii_uppercase();
     let lower = message.to_ascii_lowercase();
-    if lower.contains("zone_resource_pool_exhausted")
+    if code.starts_with("ZONE_RESOURCE_POOL_EXHAUSTED")
+        || code == "GCE_STOCKOUT"
+        || lower.contains("zone_resource_pool_exhausted")
+        || lower.contains("gce_stockout")
         || lower.contains("does not have enough resources")
         || lower.contains("stockout")
     {
-        return CloudError::InsufficientCapacity(text);
+        Some(CapacityOutcome::Stockout)
+    } else if code.contains("QUOTA")
+        || lower.contains("quota_exceeded")
+        || lower.contains("insufficient regional quota")
+        || (lower.contains("quota") && lower.contains("exceeded"))
+    {
+        Some(CapacityOutcome::Quota)
+    } else if lower.contains("does not exist in zone")
+        || lower.contains("not available in zone")
+        || lower.contains("is not supported in zone")
+    {
+        Some(CapacityOutcome::NotOffered)
+    } else {
+        None
+    }
+}
+
+/// The error of capacity `outcome` with `text`.
+pub(crate) fn capacity_error(outcome: CapacityOutcome, text: String) -> CloudError {
+    match outcome {
+        CapacityOutcome::Stockout => CloudError::InsufficientCapacity(text),
+        CapacityOutcome::Quota => CloudError::Quota(text),
+        CapacityOutcome::NotOffered => CloudError::NotOffered(text),
+    }
+}
+
+/// The error for a GKE node pool that settled in a failed state: typed from its status
+/// message when that says capacity (`[GCE_STOCKOUT]`, `ZONE_RESOURCE_POOL_EXHAUSTED`, a
+/// regional quota), else the neutral error.
+pub fn failed_group(what: &str, status: &NodeGroupStatus, issues: &[HealthIssue]) -> CloudError {
+    let text = failed_group_text(what, status, issues);
+    match issues.iter().find_map(|i| capacity_in(&i.code, &i.message)) {
+        Some(outcome) => capacity_error(outcome, text),
+        None => CloudError::Other(text),
+    }
+}
+
+/// The typed error of an operation that ended `DONE` with `error {code, message}`: a
+/// capacity answer as [`capacity_in`] reads it, else by its `google.rpc.Code`.
+pub(crate) fn from_operation(what: &str, code: i64, message: &str) -> CloudError {
+    let name = code_name(code);
+    let text = format!("{what} failed: {}{message}", prefix(name));
+    if let Some(outcome) = capacity_in("", message) {
+        return capacity_error(outcome, text);
     }
     match name {
         "RESOURCE_EXHAUSTED" => CloudError::Quota(text),
@@ -155,7 +209,10 @@ fn classify(status: u16, name: &str, reason: Option<&str>, message: &str) -> Clo
     if status == 429 || reason_word.ends_with("ratelimitexceeded") {
         return CloudError::Throttled(text);
     }
-    if name == "RESOURCE_EXHAUSTED" || reason.to_ascii_uppercase().contains("QUOTA") {
+    if let Some(outcome) = capacity_in(reason, &msg) {
+        return capacity_error(outcome, text);
+    }
+    if name == "RESOURCE_EXHAUSTED" {
         return CloudError::Quota(text);
     }
     match (status, name) {
@@ -327,5 +384,81 @@ mod tests {
             CloudError::Invalid("x failed: INVALID_ARGUMENT: bad".into())
         );
         assert!(matches!(from_operation("x", 99, "?"), CloudError::Other(_)));
+    }
+
+    /// Google's capacity answers with their real texts: a GKE operation's error, a node
+    /// pool's status message, a Compute operation's `errors[]`, an HTTP error body.
+    #[test]
+    fn google_capacity_answers_are_classified() {
+        use crate::seam::CapacityOutcome::{NotOffered, Quota, Stockout};
+        // GKE: the node pool operation ends with the IGM's stockout.
+        let gke = from_operation(
+            "creating node pool np-od",
+            13,
+            "Google Compute Engine: Not all instances running in IGM after 35m4.03s. Expected 1, running 0, transitioning 1. Current errors: [GCE_STOCKOUT]: Instance 'gke-c-np-od-97da88a9-8gmv' creation failed: The zone 'projects/p/zones/us-central1-c' does not have enough resources available to fulfill the request. '(resource type:compute)'.",
+        );
+        assert_eq!(gke.capacity_outcome(), Some(Stockout));
+        let quota = from_operation(
+            "creating node pool np-od",
+            8,
+            "Insufficient regional quota to satisfy request: resource \"NVIDIA_H100_GPUS\": request requires '8.0' and is short '8.0'. project has a quota of '0.0' with '0.0' available. View and manage quotas at https://console.cloud.google.com/iam-admin/quotas?usage=USED&project=p.",
+        );
+        assert_eq!(quota.capacity_outcome(), Some(Quota));
+        // A node pool whose status message says stockout.
+        let failed = failed_group(
+            "np-od",
+            &NodeGroupStatus::CreateFailed,
+            &[HealthIssue {
+                code: "ERROR".into(),
+                message: "ZONE_RESOURCE_POOL_EXHAUSTED".into(),
+            }],
+        );
+        assert_eq!(failed.capacity_outcome(), Some(Stockout));
+        let plain = failed_group(
+            "np-od",
+            &NodeGroupStatus::CreateFailed,
+            &[HealthIssue {
+                code: "ERROR".into(),
+                message: "Deploy error: Not all instances running in IGM".into(),
+            }],
+        );
+        assert_eq!(plain.capacity_outcome(), None);
+        // Compute operation errors[] (the code, then the message).
+        assert_eq!(
+            capacity_in(
+                "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
+                "The zone 'projects/p/zones/us-central1-b' does not have enough resources available to fulfill the request.  'NULL:0/NULL:0/NULL:0 (state:STOCKOUT, sub-state:STOCKOUT, resource type:compute)'."
+            ),
+            Some(Stockout)
+        );
+        assert_eq!(
+            capacity_in(
+                "QUOTA_EXCEEDED",
+                "Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 0.0 in region us-central1."
+            ),
+            Some(Quota)
+        );
+        // Compute's synchronous 400 for a machine type the zone lacks.
+        let missing = from_response(
+            400,
+            &body(
+                400,
+                "INVALID_ARGUMENT",
+                "Invalid value for field 'resource.machineType': 'zones/us-central1-f/machineTypes/a3-highgpu-8g'. Machine type with name 'a3-highgpu-8g' does not exist in zone 'us-central1-f'.",
+                None,
+            ),
+        );
+        assert_eq!(missing.capacity_outcome(), Some(NotOffered));
+        // Rate limits stay throttling even though they say "Quota exceeded".
+        let rate = from_response(
+            429,
+            &body(
+                429,
+                "RESOURCE_EXHAUSTED",
+                "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service 'container.googleapis.com'.",
+                Some("RATE_LIMIT_EXCEEDED"),
+            ),
+        );
+        assert!(matches!(rate, CloudError::Throttled(_)));
     }
 }

@@ -2,9 +2,9 @@
 
 use crate::model::{NodeClass, Reservation};
 use crate::offer::Cloud;
+use crate::seam::CloudTraits;
 use crate::seam::cluster::{BadClusterRef, ClusterRef, is_zone_of};
 use crate::seam::traits::{FixedField, GroupNaming, fixed_set};
-use crate::seam::{CloudError, CloudTraits};
 
 /// GKE node pools.
 pub static GKE: CloudTraits = CloudTraits {
@@ -24,7 +24,7 @@ pub static GKE: CloudTraits = CloudTraits {
     system_tag_prefixes: &["goog-"],
     name_ok: gke_name_ok,
     marker_of: gcp_label_value,
-    failed: CloudError::failed_group,
+    failed: super::errors::failed_group,
     naming: GroupNaming::Slugged {
         // 40 minus `-spot-` and a generation.
         len: 40 - 6 - 4,

@@ -246,8 +246,18 @@ fn purchase_error(order: &Order, key: &str, e: &CloudError) -> Diagnostic {
              Nothing was bought."
         ),
         (_, CloudError::InsufficientCapacity(_)) => {
-            " EC2 has no capacity for this reservation in this zone now: try another zone or \
-             instance type, or later. Nothing was bought."
+            " The cloud has no capacity for this reservation in this zone now: try another \
+             zone or instance type, or later. Nothing was bought."
+                .to_string()
+        }
+        (_, CloudError::NotOffered(_)) => {
+            " This size is not offered for reservations there: try another zone, region or \
+             size. Nothing was bought."
+                .to_string()
+        }
+        (_, CloudError::Quota(_)) => {
+            " The account's quota there is too small: ask the cloud for more, or reserve \
+             fewer. Nothing was bought."
                 .to_string()
         }
         (_, CloudError::Transient(_) | CloudError::Other(_)) => format!(
