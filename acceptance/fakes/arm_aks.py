@@ -83,7 +83,15 @@ class ArmAks(FakeServer):
     operation also ends once it has run this long, polled or not; default 10), `retry_after`
     (seconds, default 1), `fail_next_operation` ({code, message, status}: the next
     operation ends Failed), `rp_error_shape` ("wrapped" per the reference, or "flat"),
-    `api_versions` (accepted api-versions, default the pinned one)."""
+    `api_versions` (accepted api-versions, default the pinned one), and `capacity` ({cluster
+    name or location: "stockout" | "quota"}: agent pools created there with nodes are
+    refused the way ARM refuses a VM scale set; null removes the switch). A quota answers
+    the PUT at once with 409 `QuotaExceeded` "Operation could not be completed as it results
+    in exceeding approved <family> Cores quota ..."; a stockout accepts the PUT and ends its
+    operation Failed with `AllocationFailed` (`ZonalAllocationFailed` for a zoned pool),
+    leaving the pool Failed. Reference:
+    https://learn.microsoft.com/troubleshoot/azure/virtual-machines/windows/allocation-failure
+    and https://learn.microsoft.com/azure/quotas/view-quotas."""
 
     name = "arm-aks"
 
@@ -98,6 +106,7 @@ class ArmAks(FakeServer):
         self.operations: dict[str, dict] = {}
         self.polls, self.retry_after, self.fail_next = 2, 1, None
         self.op_seconds = 10.0
+        self.capacity: dict[str, str] = {}
         self.rp_error_shape = "wrapped"
         self.api_versions = self.default_api_versions
 
@@ -113,6 +122,14 @@ class ArmAks(FakeServer):
             self.hold(**s.pop("hold"))
         if "fail_next_operation" in s:
             self.fail_next = s.pop("fail_next_operation")
+        if "capacity" in s:
+            for where, outcome in s.pop("capacity").items():
+                if outcome is None:
+                    self.capacity.pop(where, None)
+                elif outcome in ("stockout", "quota"):
+                    self.capacity[where] = outcome
+                else:
+                    raise ValueError(f"capacity must be stockout or quota, not {outcome!r}")
         if "rp_error_shape" in s:
             shape = s.pop("rp_error_shape")
             if shape not in ("wrapped", "flat"):
@@ -174,6 +191,7 @@ class ArmAks(FakeServer):
             "settings": {"polls": self.polls, "retry_after": self.retry_after,
                          "op_seconds": self.op_seconds,
                          "fail_next_operation": self.fail_next,
+                         "capacity": dict(self.capacity),
                          "rp_error_shape": self.rp_error_shape,
                          "api_versions": list(self.api_versions)},
             "clusters": [{
@@ -381,8 +399,28 @@ class ArmAks(FakeServer):
         if busy:
             return busy
         kind = "update" if existing else "create"
+        outcome = self.capacity.get(cluster["name"]) or self.capacity.get(cluster["location"])
+        asks_nodes = kind == "create" and int(props.get("count") or 0) > 0
+        if asks_nodes and outcome == "quota":
+            family = re.sub(r"^Standard_", "standard", props["vmSize"]).replace("_", "")
+            return self._rp_error(
+                409, "QuotaExceeded",
+                "Operation could not be completed as it results in exceeding approved "
+                f"{family}Family Cores quota. Additional details - Deployment Model: Resource "
+                f"Manager, Location: {cluster['location']}, Current Limit: 0, Current Usage: 0, "
+                "Additional Required: 96, (Minimum) New Limit Required: 96. Submit a request "
+                "for Quota increase at https://aka.ms/ProdportalCRP.")
         pool = self._materialise(cluster, props, STATE_WORDS[kind])
         cluster["pools"][name] = pool
+        if asks_nodes and outcome == "stockout":
+            zoned = bool(props.get("availabilityZones"))
+            self.fail_next = {
+                "code": "ZonalAllocationFailed" if zoned else "AllocationFailed",
+                "status": 409,
+                "message": "Allocation failed. We do not have sufficient capacity for the "
+                           f"requested VM size in this {'zone' if zoned else 'region'}. Read "
+                           "more about improving likelihood of allocation success at "
+                           "http://aka.ms/allocation-guidance"}
         op = self._start(cluster, name, kind)
         return Response(200 if existing else 201, self._pool_json(cluster, pool),
                         self._async_headers(cluster, op))

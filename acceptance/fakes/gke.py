@@ -180,7 +180,16 @@ class Gke(FakeServer):
     `polls` (RUNNING answers before DONE, default 2), `op_seconds` (an operation also ends
     once it has run this long, polled or not, as GKE's own do; default 10), and
     `fail_next_operation` ({status: canonical name, message}: the next operation ends DONE
-    with that error)."""
+    with that error), and `capacity` ({cluster name or location: "stockout" | "quota"}: GPU
+    node pools created there are refused the way GKE refuses them; a value of null removes
+    the switch). A quota answers the create at once with 403 PERMISSION_DENIED
+    "Insufficient regional quota to satisfy request: resource \"NVIDIA_L4_GPUS\" ..."; a
+    stockout lets the create start, then ends its operation with the instance group's
+    "[GCE_STOCKOUT]: ... does not have enough resources available" and leaves the pool in
+    ERROR, as GKE does, when the pool asks for nodes at creation (an initial count or an
+    autoscaling minimum above 0). References:
+    https://cloud.google.com/kubernetes-engine/docs/troubleshooting/node-pools and
+    https://cloud.google.com/compute/docs/troubleshooting/troubleshooting-resource-availability."""
 
     name = "gke"
 
@@ -193,6 +202,7 @@ class Gke(FakeServer):
         self.clusters: dict[tuple[str, str, str], dict] = {}
         self.operations: dict[str, dict] = {}
         self.polls, self.fail_next, self.op_seconds = 2, None, 10.0
+        self.capacity: dict[str, str] = {}
 
     def configure(self, settings: dict) -> None:
         s = dict(settings)
@@ -202,6 +212,14 @@ class Gke(FakeServer):
             self.fail_next = s.pop("fail_next_operation")
         if "op_seconds" in s:
             self.op_seconds = max(0.0, float(s.pop("op_seconds")))
+        if "capacity" in s:
+            for where, outcome in s.pop("capacity").items():
+                if outcome is None:
+                    self.capacity.pop(where, None)
+                elif outcome in ("stockout", "quota"):
+                    self.capacity[where] = outcome
+                else:
+                    raise ValueError(f"capacity must be stockout or quota, not {outcome!r}")
         if "hold" in s:
             self.hold(**s.pop("hold"))
         super().configure(s)
@@ -265,7 +283,7 @@ class Gke(FakeServer):
     def snapshot(self) -> dict:
         return {
             "settings": {"polls": self.polls, "fail_next_operation": self.fail_next,
-                         "op_seconds": self.op_seconds},
+                         "op_seconds": self.op_seconds, "capacity": dict(self.capacity)},
             "clusters": [{
                 "project": c["project"], "location": c["location"], "name": c["name"],
                 "version": c["version"], "locations": c["locations"],
@@ -582,6 +600,18 @@ class Gke(FakeServer):
         if gpus and others and not any(t["key"] == GPU_TAINT["key"]
                                        for t in config.get("taints", [])):
             config["taints"] = [*config.get("taints", []), dict(GPU_TAINT)]
+        outcome = self.capacity.get(cluster["name"]) or self.capacity.get(cluster["location"])
+        if gpus and outcome == "quota":
+            acc = config["accelerators"][0]
+            kind = acc["acceleratorType"].replace("nvidia-tesla-", "").replace("nvidia-", "")
+            need = int(acc["acceleratorCount"]) * max(1, count) * len(pool["locations"])
+            raise GoogleError(
+                "PERMISSION_DENIED",
+                f"Insufficient regional quota to satisfy request: resource "
+                f"\"NVIDIA_{kind.split('-')[0].upper()}_GPUS\": request requires '{need}.0' "
+                f"and is short '{need}.0'. project has a quota of '0.0' with '0.0' available. "
+                "View and manage quotas at https://console.cloud.google.com/iam-admin/quotas"
+                f"?usage=USED&project={cluster['project']}.")
         self._check_idle(cluster)
         pool.update(name=name, config=config, initialNodeCount=count,
                     management=np.get("management") or {"autoUpgrade": True,
@@ -590,6 +620,17 @@ class Gke(FakeServer):
                     status="PROVISIONING", podIpv4CidrSize=24, etag=secrets.token_hex(8))
         cluster["pools"][name] = pool
         cluster["node_counts"][name] = count
+        asks_nodes = count > 0 or any(int(pool.get("autoscaling", {}).get(k, 0) or 0) > 0
+                                      for k in ("minNodeCount", "totalMinNodeCount"))
+        if gpus and outcome == "stockout" and asks_nodes:
+            zone = pool["locations"][0]
+            self.fail_next = {"status": "RESOURCE_EXHAUSTED", "message": (
+                "Google Compute Engine: Not all instances running in IGM after 12.48s. "
+                "Expected 1, running 0, transitioning 1. Current errors: [GCE_STOCKOUT]: "
+                f"Instance 'gke-{cluster['name'][:15]}-{name[:15]}-{secrets.token_hex(4)}-x9zq' "
+                f"creation failed: The zone 'projects/{cluster['project']}/zones/{zone}' does "
+                "not have enough resources available to fulfill the request.  "
+                "'(resource type:compute)'.")}
         return self._start(cluster, pool, "CREATE_NODE_POOL")
 
     def _update(self, request: Request, cluster: dict, pool: dict) -> Response:

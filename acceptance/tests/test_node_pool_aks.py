@@ -206,3 +206,40 @@ def test_a_floor_on_a_capacity_reservation_is_placed_in_its_group(az_tf, azure):
     wd.assert_plan_empty()
     wd.run("destroy", "-auto-approve")
     assert by_priority(azure.pools(cluster)) == {}
+
+
+def flat(res) -> str:
+    """The output with Terraform's line wrapping and box margins folded into spaces."""
+    return " ".join(res.output.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("outcome, words", [
+    ("stockout", ["AKS answered stockout", "AllocationFailed",
+                  "We do not have sufficient capacity for the requested VM size"]),
+    ("quota", ["AKS answered quota", "QuotaExceeded", "Cores quota"]),
+])
+def test_a_capacity_refusal_at_create_leaves_nothing_and_says_where(az_tf, azure, outcome,
+                                                                      words):
+    """AKS refuses the floor pool for capacity: one error naming the outcome, the place and
+    ARM's own code and words; no agent pool of ours is left and nothing is in state; with
+    capacity back the same configuration applies."""
+    cluster, pool = names(az_tf, f"aks-{outcome}")
+    cid = azure.cluster(cluster)
+    wd = workdir(az_tf, azure, cid, pool)
+    before = set(azure.pools(cluster))
+    azure.arm.configure({"capacity": {cluster: outcome}})
+    try:
+        res = wd.fails("apply")
+    finally:
+        azure.arm.configure({"capacity": {cluster: None}})
+    text = flat(res)
+    assert (f"No GPU capacity for gpu_node_pool `{pool}` at azure {REGION} (cluster {cid})"
+            in text), res.output
+    for w in words:
+        assert w in text, (w, res.output)
+    assert "Nothing of the pool" in text, res.output
+    assert set(azure.pools(cluster)) == before, azure.pools(cluster)
+    assert wd.state_resources() == []
+    wd.run("apply")
+    assert set(by_priority(azure.pools(cluster))) == {"Spot", "Regular"}
+    wd.run("destroy")

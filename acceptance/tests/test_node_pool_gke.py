@@ -197,3 +197,40 @@ def test_throttling_and_slow_operations_converge(gcp_tf, gcp):
         f"and operations answering InProgress/RUNNING 1x, over {_faults['runs']} "
         "Terraform versions; then an empty plan")
     wd.run("destroy")
+
+
+def flat(res) -> str:
+    """The output with Terraform's line wrapping and box margins folded into spaces."""
+    return " ".join(res.output.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("outcome, words", [
+    ("stockout", ["GKE answered stockout", "[GCE_STOCKOUT]",
+                  "does not have enough resources available"]),
+    ("quota", ["GKE answered quota", "Insufficient regional quota to satisfy request",
+               "NVIDIA_L4_GPUS"]),
+])
+def test_a_capacity_refusal_at_create_leaves_nothing_and_says_where(gcp_tf, gcp, outcome,
+                                                                      words):
+    """GKE refuses the floor pool for capacity: the apply fails with one error that names
+    the outcome, the place and GKE's own words; no pool of ours is left in the cluster and
+    nothing is in state; with capacity back the same configuration applies."""
+    cluster, pool = names(gcp_tf, f"gke-{outcome}")
+    cid = gcp.cluster(cluster)
+    wd = workdir(gcp_tf, gcp, cid, pool)
+    gcp.gke.configure({"capacity": {cluster: outcome}})
+    try:
+        res = wd.fails("apply")
+    finally:
+        gcp.gke.configure({"capacity": {cluster: None}})
+    text = flat(res)
+    assert (f"No GPU capacity for gpu_node_pool `{pool}` at gcp {REGION} (cluster {cid})"
+            in text), res.output
+    for w in words:
+        assert w in text, (w, res.output)
+    assert "Nothing of the pool" in text, res.output
+    assert set(gcp.pools(cluster)) == {"default-pool"}, gcp.pools(cluster)
+    assert wd.state_resources() == []
+    wd.run("apply")
+    assert set(by_capacity(gcp.pools(cluster))) == {"spot", "on-demand"}
+    wd.run("destroy")

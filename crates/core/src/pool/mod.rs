@@ -6,6 +6,7 @@
 //! [`layout::groups`] → [`generation::name_generations`] against the groups in state →
 //! [`reconcile::apply`].
 
+pub mod attempt;
 pub mod choose;
 pub mod config;
 pub mod drift;

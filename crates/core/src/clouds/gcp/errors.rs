@@ -87,7 +87,7 @@ fn code_name(code: i64) -> &'static str {
 /// - a stockout: `ZONE_RESOURCE_POOL_EXHAUSTED[_WITH_DETAILS]`, GKE's `GCE_STOCKOUT`, "The
 ///   zone '...' does not have enough resources available to fulfill the request";
 /// - a quota: `QUOTA_EXCEEDED` ("Quota 'NVIDIA_H100_GPUS' exceeded. Limit: 0.0 in region
-///   us-central1."), GKE's "Insufficient regional quota to satisfy request";
+///   us-central1."), GKE's "Insufficient regional (or project) quota to satisfy request";
 /// - not offered: a machine or accelerator type that "does not exist in zone" or "is not
 ///   available in zone".
 ///
@@ -101,12 +101,12 @@ pub(crate) fn capacity_in(code: &str, message: &str) -> Option<CapacityOutcome> 
         || lower.contains("zone_resource_pool_exhausted")
         || lower.contains("gce_stockout")
         || lower.contains("does not have enough resources")
-        || lower.contains("stockout")
+        || lower.contains("state:stockout")
     {
         Some(CapacityOutcome::Stockout)
     } else if code.contains("QUOTA")
         || lower.contains("quota_exceeded")
-        || lower.contains("insufficient regional quota")
+        || (lower.contains("insufficient") && lower.contains("quota"))
         || (lower.contains("quota") && lower.contains("exceeded"))
     {
         Some(CapacityOutcome::Quota)
@@ -209,7 +209,10 @@ fn classify(status: u16, name: &str, reason: Option<&str>, message: &str) -> Clo
     if status == 429 || reason_word.ends_with("ratelimitexceeded") {
         return CloudError::Throttled(text);
     }
-    if let Some(outcome) = capacity_in(reason, &msg) {
+    // A missing or conflicting object is never a capacity answer, whatever its name says.
+    if !matches!(status, 404 | 409)
+        && let Some(outcome) = capacity_in(reason, &msg)
+    {
         return capacity_error(outcome, text);
     }
     if name == "RESOURCE_EXHAUSTED" {
@@ -460,5 +463,16 @@ mod tests {
             ),
         );
         assert!(matches!(rate, CloudError::Throttled(_)));
+        // A pool whose name says "stockout" or "quota" is still just missing.
+        let missing = from_response(
+            404,
+            &body(
+                404,
+                "NOT_FOUND",
+                "Not found: projects/p/locations/us-central1/clusters/c/nodePools/stockout-quota-exceeded-od.",
+                None,
+            ),
+        );
+        assert!(matches!(missing, CloudError::NotFound(_)), "{missing:?}");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use gpu_core::catalog::Catalog;
 use gpu_core::model::CapacityType;
 use gpu_core::offer::Cloud;
-use gpu_core::pool::{layout, reconcile};
+use gpu_core::pool::{attempt, layout, reconcile};
 use gpu_core::seam::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use tfplugin::provider::ApplyResourceChangeResponse;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -101,9 +101,67 @@ pub async fn apply_with(
         );
     }
     let seed = format!("{}-{}", want.spec.name, unique_suffix());
+    if prior.is_null() && live.is_empty() {
+        let attempt = attempt::create_new(api, &cluster, &want.groups, &timeouts, &seed).await;
+        if let Some(refusal) = &attempt.refusal {
+            let clean = attempt.outcome.error.is_none();
+            diags.push(refused(
+                api,
+                planned,
+                &want.spec.name,
+                &cluster,
+                refusal,
+                clean,
+            ));
+            if clean {
+                log_mutations(&attempt.outcome.mutations);
+                return ApplyResourceChangeResponse {
+                    new_state: Value::Null,
+                    diagnostics: diags,
+                    ..Default::default()
+                };
+            }
+            // The clean-up failed: the state records what exists, as after any failure.
+        }
+        return finish(
+            api,
+            planned,
+            &want.spec.name,
+            &cluster,
+            attempt.outcome,
+            diags,
+            settings,
+            catalog,
+        );
+    }
     let outcome = reconcile::apply(api, &cluster, &want.groups, &live, &timeouts, &seed).await;
+    finish(
+        api,
+        planned,
+        &want.spec.name,
+        &cluster,
+        outcome,
+        diags,
+        settings,
+        catalog,
+    )
+}
+
+/// The apply's answer after a reconcile run: the state of what exists, its warnings and
+/// its error.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    api: &dyn NodeGroups,
+    planned: &Value,
+    pool: &str,
+    cluster: &ClusterRef,
+    outcome: reconcile::Outcome,
+    mut diags: Diagnostics,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> ApplyResourceChangeResponse {
     log_mutations(&outcome.mutations);
-    if let Some(w) = turn_warning(api, &want.spec.name, &cluster, &outcome.waits) {
+    if let Some(w) = turn_warning(api, pool, cluster, &outcome.waits) {
         diags.push(w);
     }
     let mut state = planned.clone();
@@ -122,7 +180,7 @@ pub async fn apply_with(
             let new_state =
                 state_from_live(&state, &outcome.live, &settings.default_labels, catalog);
             diags.push(Diagnostic::error(
-                format!("Applying gpu_node_pool `{}` failed", want.spec.name),
+                format!("Applying gpu_node_pool `{pool}` failed"),
                 format!(
                     "{e}\nThe state records exactly the node groups that exist; run `terraform apply` again to finish (Terraform may plan a replacement if the pool was being created)."
                 ),
@@ -134,6 +192,57 @@ pub async fn apply_with(
             }
         }
     }
+}
+
+/// The error for a new pool the cloud refused for capacity: what the cloud answered, where,
+/// and what the clean-up deleted (`clean`: nothing of the pool is left there, so there is
+/// no state).
+fn refused(
+    api: &dyn NodeGroups,
+    planned: &Value,
+    pool: &str,
+    cluster: &ClusterRef,
+    refusal: &attempt::Refusal,
+    clean: bool,
+) -> Diagnostic {
+    let place = format!(
+        "{} {} (cluster {cluster})",
+        planned
+            .get_attr("cloud")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        planned
+            .get_attr("region")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+    );
+    let left = if !clean {
+        "Deleting what the create had made failed (below).".to_string()
+    } else if refusal.deleted.is_empty() {
+        "Nothing of the pool was made there.".to_string()
+    } else {
+        format!(
+            "Nothing of the pool is left there: the {} {} made before the refusal {} deleted.",
+            api.traits().noun,
+            refusal.deleted.join(", "),
+            if refusal.deleted.len() == 1 {
+                "was"
+            } else {
+                "were"
+            }
+        )
+    };
+    Diagnostic::error(
+        format!("No GPU capacity for gpu_node_pool `{pool}` at {place}"),
+        format!(
+            "{} answered {}: {} failed: {}.\n{left}\nTry another region or cloud, other instance types, or later.",
+            api.traits().service,
+            refusal.outcome,
+            refusal.error.step,
+            refusal.error.source,
+        ),
+    )
+    .at(AttributePath::attr("region"))
 }
 
 /// Deletes every node group of the pool and waits until they are gone.

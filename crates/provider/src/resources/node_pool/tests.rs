@@ -7,7 +7,7 @@ use gpu_core::catalog::Catalog;
 use gpu_core::clouds::fake::{FakeNodeGroups, Op};
 use gpu_core::seam::{CapacityType, CloudError, NodeGroups};
 use tfplugin::provider::PlanResourceChangeRequest;
-use tfplugin::{Type, Value};
+use tfplugin::{AttributePath, Type, Value};
 
 use super::apply::apply_with;
 use super::import::import_state;
@@ -719,7 +719,7 @@ async fn second_group_failing_keeps_the_first_in_state() {
     api.inject_after(
         Op::Create,
         1,
-        CloudError::InsufficientCapacity("no p5 spot".into()),
+        CloudError::Transient("InternalFailure: try again".into()),
     );
     let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
     let detail = &r
@@ -745,6 +745,39 @@ async fn second_group_failing_keeps_the_first_in_state() {
     .await;
     assert!(!r2.diagnostics.has_errors(), "{:?}", r2.diagnostics);
     assert_eq!(groups::names(&r2.new_state), vec!["train-od", "train-spot"]);
+}
+
+#[tokio::test]
+async fn a_new_pool_refused_for_capacity_leaves_nothing_and_says_where() {
+    let api = fake();
+    api.inject_after(
+        Op::Create,
+        1,
+        CloudError::InsufficientCapacity(
+            "InsufficientInstanceCapacity: We currently do not have sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-1a).".into(),
+        ),
+    );
+    let p = plan_of(&config(), &Value::Null);
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
+    assert!(r.new_state.is_null(), "{:?}", r.new_state);
+    assert!(api.groups().is_empty(), "nothing left: {:?}", api.groups());
+    let e = r.diagnostics.0.iter().find(|d| d.is_error()).unwrap();
+    assert_eq!(
+        e.summary,
+        "No GPU capacity for gpu_node_pool `train` at aws us-east-1 (cluster train-east)"
+    );
+    assert!(e.detail.starts_with("EKS answered stockout: creating node group train-spot failed: insufficient capacity: InsufficientInstanceCapacity"), "{}", e.detail);
+    assert!(
+        e.detail
+            .contains("the node group train-od made before the refusal was deleted"),
+        "{}",
+        e.detail
+    );
+    assert_eq!(e.attribute, Some(AttributePath::attr("region")));
+    // Capacity back: the same plan applies.
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings(), catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    assert_eq!(groups::names(&r.new_state), vec!["train-od", "train-spot"]);
 }
 
 #[tokio::test]
