@@ -240,3 +240,20 @@ def test_an_imported_instance_is_read_and_adopted_without_a_new_vm(aws_tf, ec2):
     assert same["instanceId"] == vm["instanceId"]
     assert wd.resource("gpu_instance.train")["hourly_usd"] > 0
     wd.assert_plan_empty()
+
+
+def test_a_stockout_at_create_leaves_nothing_and_says_where(aws_tf, ec2):
+    """EC2 refuses the spot launch (InsufficientInstanceCapacity): one error that names the
+    outcome, the place and EC2's own words; no instance, nothing in state; with capacity
+    back the same configuration applies."""
+    ec2.set_short(REGION, "g5.xlarge", 1)
+    wd = aws_tf.workdir(files={"main.tf": config(ec2, gpu='instance_type = "g5.xlarge"')})
+    res = wd.fails("apply")
+    text = flat(res)
+    assert f"No GPU capacity for gpu_instance at aws {REGION} {ZONE}" in text, res.output
+    assert "AWS answered stockout for a spot g5.xlarge" in text, res.output
+    assert "InsufficientInstanceCapacity" in text, res.output
+    assert live(ec2) == [] and wd.state_resources() == []
+    wd.run("apply")
+    assert len(live(ec2)) == 1
+    wd.run("destroy")

@@ -290,3 +290,25 @@ def test_an_imported_vm_is_read_and_adopted_without_a_new_vm(az_tf, arm):
     (same,) = vms(arm)
     assert same["properties"]["vmId"] == vm["properties"]["vmId"]
     wd.assert_plan_empty()
+
+
+@pytest.mark.parametrize("code, outcome", [("ZonalAllocationFailed", "stockout"),
+                                           ("SkuNotAvailable", "not_offered")])
+def test_a_capacity_refusal_at_create_leaves_nothing_and_says_where(az_tf, arm, code, outcome):
+    """ARM accepts the VM, then its allocation fails and the VM is left Failed: the apply
+    deletes it with its NIC and disk, fails with one error naming the outcome, the place and
+    ARM's code, and records nothing; with capacity back the same configuration applies."""
+    arm.set_capacity(REGION, SIZE, short=1, code=code)
+    wd = az_tf.workdir(files={"main.tf": config(arm)})
+    res = wd.fails("apply")
+    text = flat(res)
+    assert f"No GPU capacity for gpu_instance at azure {REGION} 1" in text, res.output
+    assert f"Azure answered {outcome} for a spot {SIZE}" in text, res.output
+    assert code in text, res.output
+    assert wd.state_resources() == []
+    state = arm.state()
+    assert [v for v in state["vms"] if v["properties"].get("provisioningState") != "Deleting"] \
+        == [], state["vms"]
+    wd.run("apply")
+    assert len(vms(arm)) == 1
+    wd.run("destroy")

@@ -226,3 +226,21 @@ def test_an_imported_vm_takes_what_the_cloud_does_not_report_from_the_config(gcp
     s = wd.resource("gpu_instance.train")
     assert s["gpu"] == "A100-40GB" and s["hourly_usd"] > 0 and s["monthly_delta_usd"] == 0
     wd.assert_plan_empty()
+
+
+def test_a_stockout_at_create_leaves_nothing_and_says_where(gcp_tf, gce):
+    """Compute Engine refuses the VM (ZONE_RESOURCE_POOL_EXHAUSTED): one error that names
+    the outcome, the place and Compute's own words; no VM, nothing in state; with capacity
+    back the same configuration applies."""
+    gce.short_capacity(ZONE, "a2-highgpu-1g", 1)
+    wd = gcp_tf.workdir(files={"main.tf": config(gce)})
+    res = wd.fails("apply")
+    text = flat(res)
+    assert f"No GPU capacity for gpu_instance at gcp {REGION} {ZONE}" in text, res.output
+    assert "Google Cloud answered stockout for a spot a2-highgpu-1g" in text, res.output
+    assert "does not have enough resources available" in text, res.output
+    assert "Nothing was made there." in text, res.output
+    assert vms(gce) == [] and wd.state_resources() == []
+    wd.run("apply")
+    assert len(vms(gce)) == 1
+    wd.run("destroy")

@@ -18,6 +18,7 @@ use super::plan::{place_of, same_meaning, set};
 use super::{FIXED, Settings, core_config};
 use crate::model_values::{flag, opt, text, whole};
 use gpu_core::seam::ConnectInstances as Connector;
+use gpu_core::seam::{CapacityOutcome, CloudError};
 
 fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
     ApplyResourceChangeResponse {
@@ -208,9 +209,12 @@ async fn create(
             done(state_of(&state, &vm, None), Diagnostics::new())
         }
         Err(e) => {
-            // A VM the failed launch left behind (an allocation failure on Azure) is in
-            // state, so Terraform replaces it; nothing left: nothing in state.
             let left = cloud.find(&launch).await.ok().flatten();
+            if let Some(outcome) = e.capacity_outcome() {
+                return refused(planned, &base, cloud, &launch, outcome, &e, left).await;
+            }
+            // A VM the failed launch left behind is in state, so Terraform replaces it;
+            // nothing left: nothing in state.
             let summary = "Cannot create the instance";
             match left {
                 Some(vm) => {
@@ -220,6 +224,69 @@ async fn create(
                 }
                 None => done(Value::Null, error(summary, e.to_string())),
             }
+        }
+    }
+}
+
+/// A launch the cloud refused for capacity: a VM it left behind (an allocation failure on
+/// Azure leaves a failed VM) is deleted with its disks, so nothing is left and nothing is
+/// in state, and the error says what the cloud answered and where. If that delete fails,
+/// the VM is in state (Terraform replaces it) and the error says so.
+async fn refused(
+    planned: &Value,
+    base: &str,
+    cloud: &dyn Instances,
+    launch: &LaunchSpec,
+    outcome: CapacityOutcome,
+    e: &CloudError,
+    left: Option<LiveInstance>,
+) -> ApplyResourceChangeResponse {
+    let place = match &launch.zone {
+        Some(z) => format!("{} {} {z}", cloud.cloud(), launch.region),
+        None => format!("{} {}", cloud.cloud(), launch.region),
+    };
+    let kind = if launch.spot { "spot " } else { "" };
+    let summary = format!("No GPU capacity for gpu_instance at {place}");
+    let answer = format!(
+        "{} answered {outcome} for a {kind}{}: {e}.",
+        crate::clouds::cloud_name(cloud.cloud()),
+        launch.machine_type
+    );
+    let hint = "Try another zone, region or cloud, another instance type, or later.";
+    let at = if launch.zone.is_some() {
+        "zone"
+    } else {
+        "region"
+    };
+    let diag = |detail: String| -> Diagnostics {
+        Diagnostic::error(summary.clone(), detail)
+            .at(tfplugin::AttributePath::attr(at))
+            .into()
+    };
+    let Some(vm) = left else {
+        return done(
+            Value::Null,
+            diag(format!("{answer}\nNothing was made there.\n{hint}")),
+        );
+    };
+    match cloud.delete(&vm.id).await {
+        Ok(()) => done(
+            Value::Null,
+            diag(format!(
+                "{answer}\nThe VM {} the cloud left failed was deleted with its disks: nothing is left there.\n{hint}",
+                vm.name
+            )),
+        ),
+        Err(de) => {
+            let mut state = planned.clone();
+            set(&mut state, "name", Value::string(base));
+            done(
+                state_of(&state, &vm, None),
+                diag(format!(
+                    "{answer}\nDeleting the VM {} the cloud left failed did not work ({de}): it is in state, so the next apply replaces it.",
+                    vm.name
+                )),
+            )
         }
     }
 }
