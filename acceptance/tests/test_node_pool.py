@@ -470,17 +470,17 @@ def test_a_strangers_group_of_the_same_name_is_refused(aws_tf, moto):
 
 
 def test_second_group_fails_nothing_lost(aws_tf, moto, tmp_path):
-    """The second CreateNodegroup is answered `ResourceLimitExceededException` (by a fault
-    proxy in front of moto: moto has no quotas). Apply fails naming the group that exists;
-    the state keeps the pool with exactly that group (Terraform marks it tainted); the next
-    apply replaces it and converges."""
+    """The second CreateNodegroup is refused `InvalidParameterException` (by a fault proxy
+    in front of moto), an answer that is not about capacity. Apply fails naming the group
+    that exists; the state keeps the pool with exactly that group (Terraform marks it
+    tainted); the next apply replaces it and converges."""
     cluster_name, pool = names(aws_tf, "partial")
     cluster = create_eks_prerequisites(moto, cluster_name)
     proxy = FaultProxy(moto.url).start()
     try:
         proxy.fail("CreateNodegroup", after=1, status=400,
-                   code="ResourceLimitExceededException",
-                   message="Nodegroups per cluster limit exceeded")
+                   code="InvalidParameterException",
+                   message="Launch template lt-0f00ba11 does not exist")
         wd = pool_workdir(aws_tf, proxy, cluster, pool)
         res = wd.fails("apply", "-auto-approve")
         assert proxy.counts["CreateNodegroup"] == 2, proxy.counts
@@ -499,6 +499,33 @@ def test_second_group_fails_nothing_lost(aws_tf, moto, tmp_path):
         wd.run("apply")
         check_groups(moto, cluster, pool, wd.resource(ADDR))
         assert wd.plan_is_empty(), wd.run("plan", rc=None)
+    finally:
+        proxy.stop()
+
+
+def test_a_quota_answer_for_the_second_group_leaves_nothing(aws_tf, moto):
+    """The second CreateNodegroup is answered `ResourceLimitExceededException` (moto has no
+    quotas: a fault proxy answers it), a quota in the capacity vocabulary: the apply fails
+    with one error naming the outcome and the place, deletes the group it had made, and
+    records nothing; the next apply creates the pool."""
+    cluster_name, pool = names(aws_tf, "quota")
+    cluster = create_eks_prerequisites(moto, cluster_name)
+    proxy = FaultProxy(moto.url).start()
+    try:
+        proxy.fail("CreateNodegroup", after=1, status=400,
+                   code="ResourceLimitExceededException",
+                   message="Nodegroups per cluster limit exceeded")
+        wd = pool_workdir(aws_tf, proxy, cluster, pool)
+        res = wd.fails("apply", "-auto-approve")
+        text = " ".join(res.output.split())
+        assert (f"No GPU capacity for gpu_node_pool `{pool}` at aws us-east-1 "
+                f"(cluster {cluster_name})") in text, res.output
+        assert "EKS answered quota" in text and "ResourceLimitExceededException" in text
+        assert f"the node group {pool}-od made before the refusal was deleted" in text
+        assert node_groups(moto, cluster_name) == {}, node_groups(moto, cluster_name)
+        assert wd.state_resources() == []
+        wd.run("apply")
+        check_groups(moto, cluster, pool, wd.resource(ADDR))
     finally:
         proxy.stop()
 

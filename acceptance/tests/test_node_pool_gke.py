@@ -7,6 +7,9 @@ import, throttling and slow operations, destroy.
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
 import reliability
@@ -233,4 +236,46 @@ def test_a_capacity_refusal_at_create_leaves_nothing_and_says_where(gcp_tf, gcp,
     assert wd.state_resources() == []
     wd.run("apply")
     assert set(by_capacity(gcp.pools(cluster))) == {"spot", "on-demand"}
+    wd.run("destroy")
+
+
+def test_the_record_says_the_refusal_and_the_time_to_ready_and_the_reports_read_it(
+        gcp_tf, gcp, provider_bin, tmp_path):
+    """With `GPU_TF_EVENTS_FILE`, a stockout and then a create that succeeds leave four JSON
+    lines (request, capacity, request, ready); the state's `time_to_ready_seconds` is the
+    ready line's; `report time-to-gpu` and `report capacity` read the file."""
+    events = tmp_path / "events.jsonl"
+    gcp_tf.env = {**gcp_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
+    cluster, pool = names(gcp_tf, "gke-record")
+    cid = gcp.cluster(cluster)
+    wd = workdir(gcp_tf, gcp, cid, pool)
+    gcp.gke.configure({"capacity": {cluster: "stockout"}})
+    try:
+        wd.fails("apply")
+    finally:
+        gcp.gke.configure({"capacity": {cluster: None}})
+    wd.run("apply")
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["event"] for e in lines] == ["request", "capacity", "request", "ready"], lines
+    for e in lines:
+        assert (e["cloud"], e["region"], e["gpu"]) == ("gcp", REGION, "L4"), e
+        assert e["resource"] == f"gpu_node_pool.{pool}" and e["at"].endswith("Z"), e
+    assert lines[1]["outcome"] == "stockout" and "GCE_STOCKOUT" in lines[1]["detail"]
+    ready = lines[3]["seconds"]
+    assert ready >= 0
+    assert wd.resource("gpu_node_pool.train")["time_to_ready_seconds"] == ready
+    wd.assert_plan_empty()
+
+    def report(*args):
+        out = subprocess.run([str(provider_bin), "report", *args, "--events", str(events)],
+                             capture_output=True, text=True, timeout=30, check=True)
+        return out.stdout
+    table = report("time-to-gpu")
+    assert table.splitlines()[0].split() == ["CLOUD", "REGION", "GPU", "COUNT", "P50_S",
+                                             "P90_S", "MAX_S"], table
+    assert table.splitlines()[1].split()[:4] == ["gcp", REGION, "L4", "1"], table
+    rows = json.loads(report("time-to-gpu", "--format", "json"))
+    assert rows[0]["max"] == ready and rows[-1]["cloud"] == "all"
+    capacity = report("capacity")
+    assert capacity.splitlines()[1].split()[1:] == ["gcp", REGION, "-", "stockout", "1"], capacity
     wd.run("destroy")

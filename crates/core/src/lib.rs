@@ -24,6 +24,7 @@ pub mod offer;
 pub mod pool;
 pub mod query;
 pub mod reclaim;
+pub mod record;
 pub mod registry;
 pub mod retry;
 pub mod seam;

@@ -55,8 +55,9 @@ pub struct WatchArgs {
     /// Stop trying this long after the reclaim, and say so.
     #[arg(long, default_value = "6h")]
     give_up_after: String,
-    /// Append the JSON-line events to this file (default: standard output).
-    #[arg(long)]
+    /// Append the JSON-line events to this file (default: the `GPU_TF_EVENTS_FILE`
+    /// environment variable, the provider's record, else standard output).
+    #[arg(long, env = "GPU_TF_EVENTS_FILE")]
     events: Option<PathBuf>,
     /// Print the summary table (by cloud and GPU) to standard error at exit.
     #[arg(long)]

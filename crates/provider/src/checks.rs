@@ -18,6 +18,20 @@ pub fn non_negative() -> Validator {
     .describe("Must be zero or more.")
 }
 
+/// A string with something in it besides spaces.
+pub fn not_blank() -> Validator {
+    Validator::with_detail(|name, v| {
+        if v.as_str().is_some_and(|s| !s.trim().is_empty()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{name}` is empty; give a file path, or leave it unset."
+            ))
+        }
+    })
+    .describe("Must not be empty.")
+}
+
 /// A number above zero.
 pub fn positive() -> Validator {
     Validator::with_detail(|name, v| match number(v) {

@@ -38,6 +38,11 @@ enum Command {
     /// Bring back the GPU VMs (`gpu_instance`) a spot reclaim stopped: one JSON line per
     /// event, a summary at exit. Never deletes anything, never starts a VM a person stopped.
     Watch(gpu_operator::watch::WatchArgs),
+    /// Reports over events files: `time-to-gpu` (p50/p90/max seconds from a GPU request
+    /// to GPUs ready, by cloud, region and GPU) and `capacity` (the clouds' stockout, quota
+    /// and not-offered answers by day and place).
+    #[command(subcommand)]
+    Report(crate::report_cli::ReportCommand),
     /// Regenerate the registry docs under docs/ from the provider schema.
     Docs {
         /// The repository root (where docs/ and examples/ are).
@@ -63,6 +68,7 @@ pub fn run() -> ExitCode {
         Some(Command::Catalog(args)) => crate::catalog_cli::run(&args),
         Some(Command::CommitmentSize(args)) => crate::commitment_cli::run(&args),
         Some(Command::Watch(args)) => gpu_operator::watch::run(&args),
+        Some(Command::Report(command)) => crate::report_cli::run(&command),
         Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
             Ok(changed) if check && !changed.is_empty() => {
                 eprintln!("stale docs: {changed:?}; run `make docs`");

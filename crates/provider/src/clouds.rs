@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 use gpu_core::cancel::Cancel;
 use gpu_core::offer::Cloud;
+use gpu_core::record::{EventLine, EventLog};
 use gpu_core::registry::sessions::{CloudSettings, Sessions};
 use gpu_core::seam::{
     CloudError, Commitments, ConnectCommitments, ConnectInstances, Instances, NodeGroups, Place,
@@ -31,12 +32,32 @@ pub fn sessions_of(config: &ProviderConfig) -> Sessions {
 pub struct Clouds {
     sessions: Sessions,
     cancel: Cancel,
+    record: Option<EventLog>,
 }
 
 impl Clouds {
     /// The clouds of `sessions` for an operation stopped by `cancel`.
     pub fn new(sessions: Sessions, cancel: Cancel) -> Self {
-        Clouds { sessions, cancel }
+        Clouds {
+            sessions,
+            cancel,
+            record: None,
+        }
+    }
+
+    /// These clouds, with the operation's capacity events appended to `record`.
+    pub fn with_record(mut self, record: Option<EventLog>) -> Self {
+        self.record = record;
+        self
+    }
+
+    /// Appends `line` to the events file, if there is one; a warning when it cannot be
+    /// written (the apply itself goes on: the record is not what the user asked for).
+    pub fn record(&self, line: &EventLine) -> Option<Diagnostic> {
+        let log = self.record.as_ref()?;
+        log.append(line)
+            .err()
+            .map(|e| Diagnostic::warning("Capacity event not recorded", e.to_string()))
     }
 
     /// The clouds of provider block `config`, with a stop signal of their own.

@@ -16,6 +16,7 @@ mod model_values;
 mod offers_cli;
 mod placement_cli;
 mod provider;
+mod report_cli;
 mod resources;
 
 use std::process::ExitCode;

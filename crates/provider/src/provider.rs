@@ -47,7 +47,13 @@ impl GpuProvider {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        crate::clouds::Clouds::new(sessions, self.operation_cancel())
+        let record = self
+            .configured()
+            .and_then(|c| c.events_file)
+            .or_else(|| std::env::var(gpu_core::record::EVENTS_FILE_ENV).ok())
+            .filter(|p| !p.trim().is_empty())
+            .map(gpu_core::record::EventLog::at);
+        crate::clouds::Clouds::new(sessions, self.operation_cancel()).with_record(record)
     }
 
     /// The catalog with live prices for `query` (refreshed once per clouds and regions

@@ -31,6 +31,9 @@ pub struct Event {
     pub event: EventKind,
     /// `aws`, `azure` or `gcp`.
     pub cloud: String,
+    /// The VM's region (as in the provider's event lines, so one report reads both).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub region: String,
     /// The VM's id in its cloud.
     pub instance: String,
     /// Its GPU model, when known.
@@ -52,11 +55,18 @@ impl Event {
             at: crate::time::format_rfc3339(unix),
             event: kind,
             cloud: cloud.to_string(),
+            region: String::new(),
             instance: instance.to_string(),
             gpu: None,
             attempt: None,
             detail: None,
         }
+    }
+
+    /// This event with its VM's region.
+    pub fn region(mut self, region: &str) -> Event {
+        self.region = region.to_string();
+        self
     }
 
     /// This event with its GPU model.

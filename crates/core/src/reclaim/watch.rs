@@ -65,7 +65,7 @@ impl Watcher {
             let key = (name.to_string(), vm.id.clone());
             let gpu = gpu_of(catalog, cloud, vm);
             let event = |kind| {
-                let e = Event::new(kind, now, name, &vm.id);
+                let e = Event::new(kind, now, name, &vm.id).region(&vm.region);
                 match &gpu {
                     Some(g) => e.gpu(g),
                     None => e,

@@ -34,6 +34,11 @@ pub fn schema() -> Schema {
                 .validate(checks::labels()),
         )
         .attribute(
+            Attribute::optional("events_file", Type::String)
+                .describe("A file the provider appends one JSON line to for each capacity event: a request for GPUs (`request`), a cloud's capacity answer (`capacity`, with `outcome` `stockout`, `quota` or `not_offered`), GPUs ready (`ready`, with `seconds` from the first request). Each line has `at`, `event`, `cloud`, `region`, and where they apply `resource`, `zone`, `gpu`, `outcome`, `seconds`, `detail`; never a secret. `terraform-provider-gpu report time-to-gpu --events FILE` and `report capacity` read it. Default: the `GPU_TF_EVENTS_FILE` environment variable; neither set: no record.")
+                .validate(checks::not_blank()),
+        )
+        .attribute(
             Attribute::optional("allow_commitment_purchase", Type::Bool)
                 .describe("Whether `gpu_commitment` may buy commitments (capacity blocks, reservations). Default `false`: a plan that would buy one fails, saying what it would cost. Commitments cost money whether used or not, and many cannot be cancelled."),
         )
@@ -77,6 +82,8 @@ pub struct ProviderConfig {
     pub max_price_age: Option<String>,
     /// Whether `gpu_commitment` may buy.
     pub allow_commitment_purchase: Option<bool>,
+    /// Where capacity events are appended.
+    pub events_file: Option<String>,
 }
 
 impl ProviderConfig {

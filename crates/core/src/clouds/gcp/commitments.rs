@@ -63,8 +63,8 @@ pub(super) struct OperationError {
 /// What a failed operation's first error means.
 pub(super) fn operation_error(what: &str, e: &OperationError) -> CloudError {
     let text = format!("{what} failed: {}: {}", e.code, e.message);
-    if let Some(outcome) = super::errors::capacity_in(&e.code, &e.message) {
-        super::errors::capacity_error(outcome, text)
+    if let Some(outcome) = super::codes::capacity_in(&e.code, &e.message) {
+        super::codes::capacity_error(outcome, text)
     } else if e.code == "RESOURCE_ALREADY_EXISTS" || e.code == "ALREADY_EXISTS" {
         CloudError::Conflict(text)
     } else if e.code.starts_with("INVALID") || e.code == "BAD_REQUEST" {

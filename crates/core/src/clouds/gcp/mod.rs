@@ -5,6 +5,7 @@
 //! [`crate::seam::Instances`]) and [`ComputeCommitments`] (reservations and committed use,
 //! [`crate::seam::Commitments`]).
 
+pub mod codes;
 pub mod rules;
 
 #[cfg(feature = "gcp")]

@@ -24,7 +24,7 @@ pub static GKE: CloudTraits = CloudTraits {
     system_tag_prefixes: &["goog-"],
     name_ok: gke_name_ok,
     marker_of: gcp_label_value,
-    failed: super::errors::failed_group,
+    failed: super::codes::failed_group,
     naming: GroupNaming::Slugged {
         // 40 minus `-spot-` and a generation.
         len: 40 - 6 - 4,

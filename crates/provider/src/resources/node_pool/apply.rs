@@ -19,6 +19,7 @@ use super::inputs::connect;
 use super::live_state::state_from_live;
 use super::model::{self, PoolModel};
 use super::plan::set;
+use super::record::Record;
 
 /// Creates, updates or destroys the pool so the cloud matches `planned`.
 pub async fn apply(
@@ -101,9 +102,20 @@ pub async fn apply_with(
         );
     }
     let seed = format!("{}-{}", want.spec.name, unique_suffix());
+    let record = Record::of(settings, &want, prior);
+    record.request(&mut diags);
+    let run = ApplyRun {
+        api,
+        planned,
+        pool: &want.spec.name,
+        cluster: &cluster,
+        settings,
+        catalog,
+    };
     if prior.is_null() && live.is_empty() {
         let attempt = attempt::create_new(api, &cluster, &want.groups, &timeouts, &seed).await;
         if let Some(refusal) = &attempt.refusal {
+            record.capacity(refusal, &mut diags);
             let clean = attempt.outcome.error.is_none();
             diags.push(refused(
                 api,
@@ -123,72 +135,77 @@ pub async fn apply_with(
             }
             // The clean-up failed: the state records what exists, as after any failure.
         }
-        return finish(
-            api,
-            planned,
-            &want.spec.name,
-            &cluster,
-            attempt.outcome,
-            diags,
-            settings,
-            catalog,
-        );
+        let ready = record.ready(&attempt.outcome, &mut diags);
+        return run.finish(attempt.outcome, diags, ready);
     }
     let outcome = reconcile::apply(api, &cluster, &want.groups, &live, &timeouts, &seed).await;
-    finish(
-        api,
-        planned,
-        &want.spec.name,
-        &cluster,
-        outcome,
-        diags,
-        settings,
-        catalog,
-    )
+    let ready = record.ready(&outcome, &mut diags);
+    run.finish(outcome, diags, ready)
 }
 
-/// The apply's answer after a reconcile run: the state of what exists, its warnings and
-/// its error.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    api: &dyn NodeGroups,
-    planned: &Value,
-    pool: &str,
-    cluster: &ClusterRef,
-    outcome: reconcile::Outcome,
-    mut diags: Diagnostics,
-    settings: &Settings,
-    catalog: &Catalog,
-) -> ApplyResourceChangeResponse {
-    log_mutations(&outcome.mutations);
-    if let Some(w) = turn_warning(api, pool, cluster, &outcome.waits) {
-        diags.push(w);
-    }
-    let mut state = planned.clone();
-    record_subnets(&mut state, &outcome.live);
-    match outcome.error {
-        None => {
-            set(&mut state, "node_groups", ordered_groups(&outcome.live));
-            ApplyResourceChangeResponse {
-                new_state: null_unknowns(state),
-                diagnostics: diags,
-                ..Default::default()
-            }
+/// One apply of one pool: where it runs and what it needs to answer.
+struct ApplyRun<'a> {
+    api: &'a dyn NodeGroups,
+    planned: &'a Value,
+    pool: &'a str,
+    cluster: &'a ClusterRef,
+    settings: &'a Settings,
+    catalog: &'a Catalog,
+}
+
+impl ApplyRun<'_> {
+    /// The apply's answer after a reconcile run: the state of what exists (with the
+    /// measured time to ready, when the run made groups), its warnings and its error.
+    fn finish(
+        &self,
+        outcome: reconcile::Outcome,
+        mut diags: Diagnostics,
+        ready: Option<f64>,
+    ) -> ApplyResourceChangeResponse {
+        let (api, planned, pool, cluster) = (self.api, self.planned, self.pool, self.cluster);
+        let (settings, catalog) = (self.settings, self.catalog);
+        log_mutations(&outcome.mutations);
+        if let Some(w) = turn_warning(api, pool, cluster, &outcome.waits) {
+            diags.push(w);
         }
-        Some(e) => {
-            let state = null_unknowns(state);
-            let new_state =
-                state_from_live(&state, &outcome.live, &settings.default_labels, catalog);
-            diags.push(Diagnostic::error(
-                format!("Applying gpu_node_pool `{pool}` failed"),
-                format!(
-                    "{e}\nThe state records exactly the node groups that exist; run `terraform apply` again to finish (Terraform may plan a replacement if the pool was being created)."
-                ),
-            ));
-            ApplyResourceChangeResponse {
-                new_state,
-                diagnostics: diags,
-                ..Default::default()
+        let mut state = planned.clone();
+        record_subnets(&mut state, &outcome.live);
+        match outcome.error {
+            None => {
+                set(&mut state, "node_groups", ordered_groups(&outcome.live));
+                // Only where the plan left it to the apply (a create or a roll): a group
+                // re-created after drift is recorded but keeps the planned value.
+                let planned_unknown = planned
+                    .get_attr(super::plan::TIME_TO_READY)
+                    .is_some_and(|v| !v.is_known());
+                if let Some(seconds) = ready.filter(|_| planned_unknown) {
+                    set(
+                        &mut state,
+                        super::plan::TIME_TO_READY,
+                        Value::number(seconds),
+                    );
+                }
+                ApplyResourceChangeResponse {
+                    new_state: null_unknowns(state),
+                    diagnostics: diags,
+                    ..Default::default()
+                }
+            }
+            Some(e) => {
+                let state = null_unknowns(state);
+                let new_state =
+                    state_from_live(&state, &outcome.live, &settings.default_labels, catalog);
+                diags.push(Diagnostic::error(
+                    format!("Applying gpu_node_pool `{pool}` failed"),
+                    format!(
+                        "{e}\nThe state records exactly the node groups that exist; run `terraform apply` again to finish (Terraform may plan a replacement if the pool was being created)."
+                    ),
+                ));
+                ApplyResourceChangeResponse {
+                    new_state,
+                    diagnostics: diags,
+                    ..Default::default()
+                }
             }
         }
     }

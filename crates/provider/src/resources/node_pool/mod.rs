@@ -11,6 +11,7 @@ pub mod live_state;
 pub mod model;
 pub mod paths;
 pub mod plan;
+pub mod record;
 pub mod refresh;
 pub mod resource;
 pub mod schema;

@@ -15,6 +15,9 @@ use super::inputs::{self, text};
 use super::model::{self, PoolModel};
 use super::schema::COST_ATTRIBUTES;
 
+/// The computed seconds from the first request to the pool's groups ready.
+pub const TIME_TO_READY: &str = "time_to_ready_seconds";
+
 /// Plans a create, update, replace or destroy of one pool.
 pub fn plan(
     req: &PlanResourceChangeRequest,
@@ -117,6 +120,18 @@ pub fn plan(
         &desired::cost_values(&preview),
         pins_instance_types(&req.config),
     );
+    // Measured by an apply that makes groups (a create, a roll, a replacement); any other
+    // change keeps the last measure.
+    let makes_groups = prior.is_null() || !replace.is_empty() || !rolls.is_empty();
+    let time_to_ready = if makes_groups {
+        Value::unknown()
+    } else {
+        prior
+            .get_attr(TIME_TO_READY)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    set(&mut planned, TIME_TO_READY, time_to_ready);
     if !prior.is_null() && same_apart_from_cost(&planned, prior) {
         // Nothing changes: keep the prices of the last change, so the plan stays empty.
         for a in COST_ATTRIBUTES.iter().chain(&["node_groups"]) {

@@ -780,6 +780,92 @@ async fn a_new_pool_refused_for_capacity_leaves_nothing_and_says_where() {
     assert_eq!(groups::names(&r.new_state), vec!["train-od", "train-spot"]);
 }
 
+/// Settings whose operations append capacity events to a fresh file; the file's path.
+fn recording(test: &str) -> (Settings, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("gpu-tf-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("events.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let mut s = settings();
+    s.clouds = s
+        .clouds
+        .with_record(Some(gpu_core::record::EventLog::at(&path)));
+    (s, path)
+}
+
+fn events(path: &std::path::Path) -> Vec<gpu_core::record::EventLine> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    gpu_core::record::report::parse("events", &text).unwrap()
+}
+
+#[tokio::test]
+async fn a_create_records_the_request_and_the_time_to_ready_and_an_update_keeps_it() {
+    let (settings, path) = recording("ready");
+    let api = fake();
+    let p = plan_of(&config(), &Value::Null);
+    assert!(
+        !p.planned_state
+            .get_attr("time_to_ready_seconds")
+            .unwrap()
+            .is_known()
+    );
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings, catalog()).await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    let seconds = r
+        .new_state
+        .get_attr("time_to_ready_seconds")
+        .unwrap()
+        .clone();
+    assert!(
+        seconds.as_number().is_some_and(|n| n.as_f64() >= 0.0),
+        "{seconds:?}"
+    );
+    let e = events(&path);
+    let kinds: Vec<&str> = e.iter().map(|l| l.event.as_str()).collect();
+    assert_eq!(kinds, ["request", "ready"]);
+    assert_eq!(e[1].resource.as_deref(), Some("gpu_node_pool.train"));
+    assert_eq!(
+        (e[1].cloud.as_str(), e[1].region.as_str()),
+        ("aws", "us-east-1")
+    );
+    assert_eq!(e[1].gpu.as_deref(), Some("H100"));
+    assert_eq!(
+        Some(e[1].seconds.unwrap()),
+        seconds.as_number().map(|n| n.as_f64())
+    );
+    // A change that makes no group keeps the measure and records nothing.
+    let again = plan_of(&config(), &r.new_state);
+    assert_eq!(
+        again.planned_state.get_attr("time_to_ready_seconds"),
+        Some(&seconds)
+    );
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn a_capacity_refusal_is_recorded_with_its_outcome() {
+    let (settings, path) = recording("capacity");
+    let api = fake();
+    api.inject(
+        Op::Create,
+        CloudError::Quota("VcpuLimitExceeded: vCPU limit of 0".into()),
+    );
+    let p = plan_of(&config(), &Value::Null);
+    let r = apply_with(&api, &Value::Null, &p.planned_state, &settings, catalog()).await;
+    assert!(r.diagnostics.has_errors());
+    let e = events(&path);
+    let kinds: Vec<&str> = e.iter().map(|l| l.event.as_str()).collect();
+    assert_eq!(kinds, ["request", "capacity"]);
+    assert_eq!(e[1].outcome.as_deref(), Some("quota"));
+    assert!(
+        e[1].detail
+            .as_deref()
+            .unwrap()
+            .contains("VcpuLimitExceeded")
+    );
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
 #[tokio::test]
 async fn a_change_refused_as_busy_is_sent_again_and_the_apply_warns_how_long_it_waited() {
     let api = fake();

@@ -1,0 +1,69 @@
+//! The record of capacity events: one JSON object per line, appended by the provider (a
+//! request for GPUs, a capacity answer, GPUs ready) and read back by `report`. The
+//! watcher's events have the same base fields (`at`, `event`, `cloud`, `region`), so one
+//! report reads both.
+//!
+//! A line carries the place, the GPU, the outcome, how long and the cloud's words: never a
+//! credential, a header or a user's data.
+
+pub mod log;
+pub mod report;
+
+pub use log::EventLog;
+
+use serde::{Deserialize, Serialize};
+
+/// The environment variable naming the events file when the provider block does not.
+pub const EVENTS_FILE_ENV: &str = "GPU_TF_EVENTS_FILE";
+
+/// One line of the record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EventLine {
+    /// When, RFC 3339 (UTC).
+    pub at: String,
+    /// What happened: `request`, `capacity`, `ready` (and the watcher's own words:
+    /// `reclaimed`, `start_attempt`, `started`, ...).
+    pub event: String,
+    /// `aws`, `azure` or `gcp`.
+    pub cloud: String,
+    /// The region (for a pool, its cluster's).
+    #[serde(default)]
+    pub region: String,
+    /// The resource: its type and name (`gpu_node_pool.train`; Terraform does not tell a
+    /// provider the resource's address, so this is the name the user gave the pool or VM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The zone, where the request named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// The GPU model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// A capacity answer's outcome: `stockout`, `quota`, `not_offered`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Seconds from the first request to this event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// The cloud's words, or what was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl EventLine {
+    /// An event of kind `event` at `cloud` `region`, now.
+    pub fn now(event: &str, cloud: &str, region: &str) -> Self {
+        EventLine {
+            at: crate::time::format_rfc3339(crate::time::unix_now() as i64),
+            event: event.to_string(),
+            cloud: cloud.to_string(),
+            region: region.to_string(),
+            ..EventLine::default()
+        }
+    }
+
+    /// The line as JSON (no newline).
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+}
