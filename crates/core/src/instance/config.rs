@@ -1,7 +1,9 @@
 //! A `gpu_instance` as the user wrote it ([`InstanceConfig`]) checked into an
 //! [`InstanceSpec`]: every broken rule named by its attribute, before any cloud call. The
 //! GPU, region and catalog rules are the node pool's own (a one-node pool), so the two
-//! resources accept and price the same things.
+//! resources accept and price the same things. What differs by cloud (zones, disk, labels,
+//! user data, images, the cloud's block) is that cloud's driver's rules, found through
+//! `crate::registry::instance_rules`.
 
 use std::collections::BTreeMap;
 
@@ -10,45 +12,11 @@ use crate::freshness::Freshness;
 use crate::gpu::{self, GpuModel};
 use crate::offer::Cloud;
 use crate::pool::{self, ChosenType, FieldError, NodePoolConfig, NodePoolSpec, spelling};
-
+use crate::registry;
+use crate::seam::instance_rules::{InstanceBlocks, InstanceRules};
 use crate::seam::instances::{InstanceClass, MARKER_LABEL, MARKER_TAG, ReclaimPolicy};
 
-/// The `aws` block.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AwsInstanceConfig {
-    /// `subnet_id`.
-    pub subnet_id: Option<String>,
-    /// `security_group_ids`.
-    pub security_group_ids: Vec<String>,
-    /// `key_name`.
-    pub key_name: Option<String>,
-}
-
-/// The `azure` block.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AzureInstanceConfig {
-    /// `resource_group`.
-    pub resource_group: Option<String>,
-    /// `subnet_id`.
-    pub subnet_id: Option<String>,
-    /// `admin_username` (default `azureuser`).
-    pub admin_username: Option<String>,
-    /// `ssh_public_key`.
-    pub ssh_public_key: Option<String>,
-}
-
-/// The `gcp` block.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GcpInstanceConfig {
-    /// `project` (else the provider's `gcp.project`).
-    pub project: Option<String>,
-    /// `network`.
-    pub network: Option<String>,
-    /// `subnetwork`.
-    pub subnetwork: Option<String>,
-    /// `service_account`.
-    pub service_account: Option<String>,
-}
+pub use crate::seam::instance_rules::{AwsInstanceConfig, AzureInstanceConfig, GcpInstanceConfig};
 
 /// A `gpu_instance` configuration, unchecked; field names are the attribute names.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -128,6 +96,8 @@ pub const DEFAULT_DISK_GB: u32 = 200;
 pub const MIN_DISK_GB: u32 = 50;
 /// Longest `name`: room for a generation suffix within Compute's 63 characters.
 pub const MAX_NAME_LEN: usize = 57;
+/// Largest boot disk quoted while the cloud is not known.
+const UNKNOWN_CLOUD_MAX_DISK_GB: i64 = 16384;
 
 impl InstanceConfig {
     /// Checks every rule against `catalog`; every problem at once.
@@ -186,19 +156,21 @@ impl Problems {
 
 fn validate(c: &InstanceConfig, catalog: &Catalog) -> Result<InstanceSpec, Vec<FieldError>> {
     let mut p = Problems(Vec::new());
-    let cloud = match spelling::cloud(&c.cloud) {
-        Some(cl @ (Cloud::Aws | Cloud::Azure | Cloud::Gcp)) => Some(cl),
-        _ => {
-            p.push(
-                "cloud",
-                format!(
-                    "{:?} is not a cloud gpu_instance runs on; valid: \"aws\", \"azure\", \"gcp\"",
-                    c.cloud
-                ),
-            );
-            None
-        }
-    };
+    let rules = spelling::cloud(&c.cloud).and_then(registry::instance_rules);
+    if rules.is_none() {
+        let valid: Vec<String> = registry::instance_clouds()
+            .map(|r| format!("{:?}", r.cloud.as_str()))
+            .collect();
+        p.push(
+            "cloud",
+            format!(
+                "{:?} is not a cloud gpu_instance runs on; valid: {}",
+                c.cloud,
+                valid.join(", ")
+            ),
+        );
+    }
+    let cloud = rules.map(|r| r.cloud);
     let region = spelling::region(cloud, &c.region);
     let instance_type = c
         .instance_type
@@ -206,9 +178,9 @@ fn validate(c: &InstanceConfig, catalog: &Catalog) -> Result<InstanceSpec, Vec<F
         .map(|t| spelling::instance_type(catalog, cloud, t));
     let (gpu, gpu_count) = gpu_of(&mut p, c, cloud, &region, instance_type.as_deref(), catalog);
     // The node pool's own rules for cloud, region, GPU, count, instance type and tags.
-    if let (Some(cl), Some(g)) = (cloud, gpu) {
+    if let (Some(r), Some(g)) = (rules, gpu) {
         let as_pool = NodePoolConfig {
-            cloud: cl.as_str().into(),
+            cloud: r.cloud.as_str().into(),
             region: region.clone(),
             cluster: "instance".into(),
             name: "instance".into(),
@@ -218,7 +190,7 @@ fn validate(c: &InstanceConfig, catalog: &Catalog) -> Result<InstanceSpec, Vec<F
             min_nodes: 1,
             max_nodes: 1,
             spot: c.spot,
-            tags: if cl == Cloud::Aws {
+            tags: if r.labels_are_pool_tags {
                 c.labels.clone()
             } else {
                 BTreeMap::new()
@@ -249,7 +221,7 @@ fn validate(c: &InstanceConfig, catalog: &Catalog) -> Result<InstanceSpec, Vec<F
             }
         }
     }
-    let zone = check_zone(&mut p, cloud, &region, c.zone.as_deref());
+    let zone = check_zone(&mut p, rules, &region, c.zone.as_deref());
     let reclaim = match c.reclaim.as_deref() {
         None => Some(ReclaimPolicy::Stop),
         Some(r) => match ReclaimPolicy::parse(r) {
@@ -271,13 +243,13 @@ fn validate(c: &InstanceConfig, catalog: &Catalog) -> Result<InstanceSpec, Vec<F
         },
     };
     check_name(&mut p, c.name.as_deref());
-    let disk_size_gb = check_disk(&mut p, cloud, c.disk_size_gb);
-    check_labels(&mut p, cloud, &c.labels);
-    check_user_data(&mut p, cloud, c.user_data.as_deref());
-    if let (Some(cl), Some(image)) = (cloud, c.image.as_deref()) {
-        check_image(&mut p, cl, image);
+    let disk_size_gb = check_disk(&mut p, rules, c.disk_size_gb);
+    check_labels(&mut p, rules, &c.labels);
+    check_user_data(&mut p, rules, c.user_data.as_deref());
+    if let (Some(r), Some(image)) = (rules, c.image.as_deref()) {
+        check_image(&mut p, r, image);
     }
-    let class = cloud.and_then(|cl| class_of(&mut p, cl, c));
+    let class = rules.map(|r| class_of(&mut p, r, c));
     match (cloud, gpu, gpu_count, reclaim, disk_size_gb, class) {
         (Some(cloud), Some(gpu), Some(gpu_count), Some(reclaim), Some(disk), Some(class))
             if p.0.is_empty() =>
@@ -395,53 +367,18 @@ fn gpu_of(
     }
 }
 
+/// The zone, lower case, with the cloud's problem of it (none while the cloud is unknown).
 fn check_zone(
     p: &mut Problems,
-    cloud: Option<Cloud>,
+    rules: Option<&InstanceRules>,
     region: &str,
     zone: Option<&str>,
 ) -> Option<String> {
     let z = zone.map(|z| z.trim().to_ascii_lowercase());
-    match (cloud, z) {
-        (Some(Cloud::Gcp), None) => {
-            p.push(
-                "zone",
-                format!("Compute Engine places a VM in a zone: set it, e.g. \"{region}-a\""),
-            );
-            None
-        }
-        (Some(Cloud::Azure), Some(z)) => {
-            if !matches!(z.as_str(), "1" | "2" | "3") {
-                p.push(
-                    "zone",
-                    format!("{z:?} is not an Azure availability zone; valid: \"1\", \"2\", \"3\" (or unset: no zone)"),
-                );
-            }
-            Some(z)
-        }
-        (Some(Cloud::Aws | Cloud::Gcp), Some(z)) => {
-            let suffix = z.strip_prefix(region).and_then(|s| {
-                if cloud == Some(Cloud::Gcp) {
-                    s.strip_prefix('-')
-                } else {
-                    Some(s)
-                }
-            });
-            if !suffix.is_some_and(|s| s.len() == 1 && s.chars().all(|c| c.is_ascii_lowercase())) {
-                let example = if cloud == Some(Cloud::Gcp) {
-                    format!("{region}-a")
-                } else {
-                    format!("{region}a")
-                };
-                p.push(
-                    "zone",
-                    format!("{z:?} is not a zone of region {region:?}; e.g. \"{example}\""),
-                );
-            }
-            Some(z)
-        }
-        (_, z) => z,
+    if let Some(problem) = rules.and_then(|r| r.zone_problem(region, z.as_deref())) {
+        p.push("zone", problem);
     }
+    z
 }
 
 fn check_name(p: &mut Problems, name: Option<&str>) {
@@ -459,12 +396,9 @@ fn check_name(p: &mut Problems, name: Option<&str>) {
     }
 }
 
-fn check_disk(p: &mut Problems, cloud: Option<Cloud>, gb: Option<i64>) -> Option<u32> {
-    let max: i64 = match cloud {
-        Some(Cloud::Azure) => 4095,
-        Some(Cloud::Gcp) => 65536,
-        _ => 16384,
-    };
+/// The boot disk: the default, or a size from [`MIN_DISK_GB`] to the cloud's largest.
+fn check_disk(p: &mut Problems, rules: Option<&InstanceRules>, gb: Option<i64>) -> Option<u32> {
+    let max = rules.map_or(UNKNOWN_CLOUD_MAX_DISK_GB, |r| r.max_disk_gb);
     match gb {
         None => Some(DEFAULT_DISK_GB),
         Some(n) if (i64::from(MIN_DISK_GB)..=max).contains(&n) => Some(n as u32),
@@ -478,7 +412,9 @@ fn check_disk(p: &mut Problems, cloud: Option<Cloud>, gb: Option<i64>) -> Option
                 "disk_size_gb",
                 format!(
                     "{got}; the boot disk is {MIN_DISK_GB} to {max} GB{}",
-                    cloud.map(|c| format!(" on {c}")).unwrap_or_default()
+                    rules
+                        .map(|r| format!(" on {}", r.cloud))
+                        .unwrap_or_default()
                 ),
             );
             None
@@ -486,7 +422,12 @@ fn check_disk(p: &mut Problems, cloud: Option<Cloud>, gb: Option<i64>) -> Option
     }
 }
 
-fn check_labels(p: &mut Problems, cloud: Option<Cloud>, labels: &BTreeMap<String, String>) {
+/// Labels: never the provider's marker keys; otherwise the cloud's label rule.
+fn check_labels(
+    p: &mut Problems,
+    rules: Option<&InstanceRules>,
+    labels: &BTreeMap<String, String>,
+) {
     for (k, v) in labels {
         let attr = format!("labels[{k:?}]");
         if k == MARKER_TAG || k == MARKER_LABEL || k.starts_with("gpu.tf/") {
@@ -496,209 +437,61 @@ fn check_labels(p: &mut Problems, cloud: Option<Cloud>, labels: &BTreeMap<String
             );
             continue;
         }
-        match cloud {
-            Some(Cloud::Gcp) => {
-                let key_ok = (1..=63).contains(&k.len())
-                    && k.starts_with(|c: char| c.is_ascii_lowercase())
-                    && k.chars().all(gcp_label_char);
-                let value_ok = v.len() <= 63 && v.chars().all(gcp_label_char);
-                if !key_ok || !value_ok {
-                    p.push(
-                        &attr,
-                        "Compute Engine labels are lower-case letters, digits, `_` and `-`, at most 63 each, and keys start with a letter",
-                    );
-                }
-            }
-            Some(Cloud::Azure)
-                if k.is_empty()
-                    || k.chars().count() > 512
-                    || k.chars().any(|c| "<>%&\\?/".contains(c))
-                    || v.chars().count() > 256 =>
-            {
-                p.push(
-                    &attr,
-                    "Azure tag names are 1 to 512 characters without `<>%&\\?/`, values at most 256",
-                );
-            }
-            _ => {} // AWS tags: the node pool's rules, applied above.
+        if let Some(problem) = rules.and_then(|r| r.label_problem(k, v)) {
+            p.push(&attr, problem);
         }
     }
 }
 
-fn gcp_label_char(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
-}
-
-fn check_user_data(p: &mut Problems, cloud: Option<Cloud>, data: Option<&str>) {
-    let Some(d) = data else { return };
-    let (limit, what) = match cloud {
-        Some(Cloud::Aws) => (16 * 1024, "EC2 takes at most 16 KB of user data"),
-        Some(Cloud::Azure) => (
-            49_149,
-            "Azure takes at most 64 KB of base64 custom data (48 KB before encoding)",
-        ),
-        Some(Cloud::Gcp) => (
-            256 * 1024,
-            "Compute Engine metadata values are at most 256 KB",
-        ),
-        _ => return,
+/// User data within the cloud's limit.
+fn check_user_data(p: &mut Problems, rules: Option<&InstanceRules>, data: Option<&str>) {
+    let (Some(d), Some(r)) = (data, rules) else {
+        return;
     };
-    if d.len() > limit {
-        p.push("user_data", format!("is {} bytes; {what}", d.len()));
+    if d.len() > r.user_data_limit {
+        p.push(
+            "user_data",
+            format!("is {} bytes; {}", d.len(), r.user_data_rule),
+        );
     }
 }
 
-fn check_image(p: &mut Problems, cloud: Cloud, image: &str) {
+/// An image of a shape the cloud takes.
+fn check_image(p: &mut Problems, rules: &InstanceRules, image: &str) {
     let i = image.trim();
-    let ok = match cloud {
-        Cloud::Aws => i.strip_prefix("ami-").is_some_and(|h| {
-            (8..=17).contains(&h.len()) && h.chars().all(|c| c.is_ascii_hexdigit())
-        }),
-        Cloud::Gcp => i.contains("/global/images/"),
-        Cloud::Azure => i.starts_with("/subscriptions/") || i.split(':').count() == 4,
-        _ => true,
-    };
-    if !ok {
-        let valid = match cloud {
-            Cloud::Aws => "an AMI id, `ami-` and 8 or 17 hex digits",
-            Cloud::Gcp => {
-                "an image path `projects/<project>/global/images/<image>` or `projects/<project>/global/images/family/<family>`"
-            }
-            _ => {
-                "`publisher:offer:sku:version` (a marketplace image) or an image's ARM id `/subscriptions/…`"
-            }
-        };
+    if !rules.image_ok(i) {
         p.push(
             "image",
-            format!("{i:?} is not an image on {cloud}; valid: {valid}"),
+            format!(
+                "{i:?} is not an image on {}; valid: {}",
+                rules.cloud, rules.image_shapes
+            ),
         );
     }
 }
 
 /// The cloud's own settings, each block checked on its own cloud.
-fn class_of(p: &mut Problems, cloud: Cloud, c: &InstanceConfig) -> Option<InstanceClass> {
-    for (block, written, owner) in [
-        ("aws", c.aws.is_some(), Cloud::Aws),
-        ("azure", c.azure.is_some(), Cloud::Azure),
-        ("gcp", c.gcp.is_some(), Cloud::Gcp),
-    ] {
-        if written && owner != cloud {
+fn class_of(p: &mut Problems, rules: &InstanceRules, c: &InstanceConfig) -> InstanceClass {
+    let blocks = InstanceBlocks {
+        aws: c.aws.as_ref(),
+        azure: c.azure.as_ref(),
+        gcp: c.gcp.as_ref(),
+        default_gcp_project: c.default_gcp_project.as_deref(),
+    };
+    let cloud = rules.cloud;
+    for owner in registry::instance_clouds().map(|r| r.cloud) {
+        let block = owner.as_str();
+        if blocks.written(owner) && owner != cloud {
             p.push(
                 block,
                 format!("the `{block}` block is for cloud = \"{owner}\"; this instance is on {cloud}: use the `{}` block", cloud.as_str()),
             );
         }
     }
-    match cloud {
-        Cloud::Aws => {
-            let a = c.aws.clone().unwrap_or_default();
-            if let Some(s) = &a.subnet_id
-                && !s.trim().starts_with("subnet-")
-            {
-                p.push(
-                    "aws.subnet_id",
-                    format!("{s:?} is not a subnet id (`subnet-…`)"),
-                );
-            }
-            for (i, g) in a.security_group_ids.iter().enumerate() {
-                if !g.trim().starts_with("sg-") {
-                    p.push(
-                        format!("aws.security_group_ids[{i}]"),
-                        format!("{g:?} is not a security group id (`sg-…`)"),
-                    );
-                }
-            }
-            Some(InstanceClass::Aws {
-                subnet_id: a.subnet_id.map(|s| s.trim().to_string()),
-                security_group_ids: a
-                    .security_group_ids
-                    .iter()
-                    .map(|s| s.trim().to_string())
-                    .collect(),
-                key_name: a.key_name,
-            })
-        }
-        Cloud::Azure => {
-            let a = c.azure.clone().unwrap_or_default();
-            let rg = a.resource_group.map(|s| s.trim().to_string());
-            if rg.as_deref().is_none_or(str::is_empty) {
-                p.push(
-                    "azure.resource_group",
-                    "required on Azure: the resource group the VM, its disk and NIC are created in",
-                );
-            }
-            let subnet = a.subnet_id.map(|s| s.trim().to_string());
-            match &subnet {
-                None => p.push(
-                    "azure.subnet_id",
-                    "required on Azure: the ARM id of the subnet the VM's NIC joins (`/subscriptions/…/virtualNetworks/<vnet>/subnets/<subnet>`)",
-                ),
-                Some(s)
-                    if !(s.to_ascii_lowercase().starts_with("/subscriptions/")
-                        && s.to_ascii_lowercase().contains("/subnets/")) =>
-                {
-                    p.push(
-                        "azure.subnet_id",
-                        format!("{s:?} is not a subnet's ARM id (`/subscriptions/…/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>`)"),
-                    )
-                }
-                _ => {}
-            }
-            let key = a.ssh_public_key.map(|s| s.trim().to_string());
-            if !key
-                .as_deref()
-                .is_some_and(|k| k.starts_with("ssh-") || k.starts_with("ecdsa-"))
-            {
-                p.push(
-                    "azure.ssh_public_key",
-                    "required on Azure: an OpenSSH public key (`ssh-rsa …`, `ssh-ed25519 …`); Linux VMs are created without passwords",
-                );
-            }
-            let user = a.admin_username.unwrap_or_else(|| "azureuser".into());
-            if user.is_empty()
-                || user.len() > 64
-                || matches!(user.as_str(), "root" | "admin" | "administrator")
-            {
-                p.push(
-                    "azure.admin_username",
-                    format!("{user:?} is not allowed by Azure: 1 to 64 characters, not `root`, `admin` or `administrator`"),
-                );
-            }
-            Some(InstanceClass::Azure {
-                resource_group: rg.unwrap_or_default(),
-                subnet_id: subnet.unwrap_or_default(),
-                admin_username: user,
-                ssh_public_key: key.unwrap_or_default(),
-            })
-        }
-        Cloud::Gcp => {
-            let g = c.gcp.clone().unwrap_or_default();
-            let project = g
-                .project
-                .clone()
-                .or_else(|| c.default_gcp_project.clone())
-                .map(|s| s.trim().to_string());
-            if project.as_deref().is_none_or(str::is_empty) {
-                p.push(
-                    "gcp.project",
-                    "no project: set `gcp.project` here or `gcp.project` in the provider block",
-                );
-            }
-            if let Some(sa) = &g.service_account
-                && !sa.contains('@')
-            {
-                p.push(
-                    "gcp.service_account",
-                    format!("{sa:?} is not a service account e-mail (`name@project.iam.gserviceaccount.com`)"),
-                );
-            }
-            Some(InstanceClass::Gcp {
-                project: project.unwrap_or_default(),
-                network: g.network,
-                subnetwork: g.subnetwork,
-                service_account: g.service_account,
-            })
-        }
-        _ => None,
+    let mut found = Vec::new();
+    let class = rules.class_of(&blocks, &mut found);
+    for (attribute, problem) in found {
+        p.push(attribute, problem);
     }
+    class
 }

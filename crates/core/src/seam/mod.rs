@@ -3,7 +3,8 @@
 //! through these; the drivers (`crate::clouds`) implement them and nothing here names one.
 //!
 //! - [`node_groups`]: [`NodeGroups`] (EKS node groups, AKS agent pools, GKE node pools).
-//! - [`instances`]: [`Instances`] (single GPU VMs, stop-on-reclaim).
+//! - [`instances`]: [`Instances`] (single GPU VMs, stop-on-reclaim); [`instance_rules`]:
+//!   each cloud's VM rules as data ([`InstanceRules`]).
 //! - [`commitments`]: [`Commitments`] (capacity blocks, reservations, committed use), with
 //!   the kinds in [`commitment_kind`].
 //! - [`connect`]: a [`Place`] and the connectors that hand out a cloud's clients.
@@ -22,6 +23,7 @@ pub mod commitments;
 pub mod connect;
 pub mod delta;
 pub mod error;
+pub mod instance_rules;
 pub mod instances;
 pub mod node_groups;
 pub mod poll;
@@ -33,6 +35,7 @@ pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
 pub use commitments::Commitments;
 pub use connect::{ConnectCommitments, ConnectInstances, Place};
 pub use error::CloudError;
+pub use instance_rules::InstanceRules;
 pub use instances::Instances;
 pub use node_groups::{HealthIssue, NodeGroup, NodeGroupStatus, NodeGroups, WaitTarget};
 pub use traits::CloudTraits;

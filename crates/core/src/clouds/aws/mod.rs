@@ -1,11 +1,13 @@
 //! The AWS driver: what the provider knows about AWS. [`rules`] (always built): EKS
-//! managed node groups as data. With the `aws` feature, the clients over the AWS SDK with
+//! managed node groups as data; [`instance_rules`] (always built): EC2 instances as data,
+//! and their ids. With the `aws` feature, the clients over the AWS SDK with
 //! the usual AWS credential chain (loaded once per region and profile by one [`AwsSession`]):
 //! [`Eks`] (node groups, the [`crate::seam::NodeGroups`] seam), [`Ec2Instances`] (VMs,
 //! [`crate::seam::Instances`]) and [`Ec2Commitments`] (capacity blocks and reservations,
 //! [`crate::seam::Commitments`]).
 
 pub mod codes;
+pub mod instance_rules;
 pub mod rules;
 #[cfg(feature = "live")]
 pub mod sdk;

@@ -71,15 +71,6 @@ pub fn is_commitment_id(_kind: crate::seam::commitment_kind::CommitmentKind, id:
     id.len() > 3 && id.starts_with("cr-") && id[3..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// How an EC2 instance id looks, for messages.
-pub const INSTANCE_ID_TEXT: &str = "an EC2 instance id (`i-` and hex digits)";
-
-/// Whether `s` is an EC2 instance id: `i-` and hex digits.
-pub fn is_instance_id(s: &str) -> bool {
-    let hex = s.strip_prefix("i-").unwrap_or("");
-    !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 /// Reads `id` as an EKS cluster name for a pool in `region`.
 pub fn parse_cluster(region: &str, id: &str) -> Result<ClusterRef, BadClusterRef> {
     let ok = id.len() <= 100

@@ -1,11 +1,12 @@
 //! The Azure driver: what the provider knows about Azure. [`rules`] (always built): AKS
-//! agent pools as data. With the `azure` feature, the clients over Azure Resource Manager
+//! agent pools as data; [`instance_rules`] (always built): VMs as data, and their ids. With the `azure` feature, the clients over Azure Resource Manager
 //! REST with Azure's usual credential chain ([`auth`]), made per operation from one
 //! [`AzureSession`]: [`Aks`] (agent pools, the
 //! [`crate::seam::NodeGroups`] seam), [`AzureVms`] (VMs, [`crate::seam::Instances`]) and
 //! [`AzureCommitments`] (reservations and capacity reservations,
 //! [`crate::seam::Commitments`]).
 
+pub mod instance_rules;
 pub mod rules;
 
 #[cfg(feature = "azure")]

@@ -78,29 +78,6 @@ pub fn is_commitment_id(kind: crate::seam::commitment_kind::CommitmentKind, id: 
         && lower.contains("/capacityreservations/")
 }
 
-/// How a VM's ARM id looks, for messages.
-pub const VM_ID_SHAPE: &str =
-    "/subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Compute/virtualMachines/<name>";
-
-/// A VM's ARM id read as (subscription, resource group, name), its segment names in any
-/// letter case as ARM reads them; `None` for any other shape.
-pub fn parse_vm_id(id: &str) -> Option<(&str, &str, &str)> {
-    let parts: Vec<&str> = id.trim_start_matches('/').split('/').collect();
-    match parts.as_slice() {
-        [s, sub, r, rg, p, ns, t, name]
-            if s.eq_ignore_ascii_case("subscriptions")
-                && r.eq_ignore_ascii_case("resourceGroups")
-                && p.eq_ignore_ascii_case("providers")
-                && ns.eq_ignore_ascii_case("Microsoft.Compute")
-                && t.eq_ignore_ascii_case("virtualMachines")
-                && !name.is_empty() =>
-        {
-            Some((sub, rg, name))
-        }
-        _ => None,
-    }
-}
-
 /// How an AKS cluster's ARM id looks, for messages.
 pub const AKS_SHAPE: &str = "/subscriptions/<subscription>/resourceGroups/<resource-group>/providers/Microsoft.ContainerService/managedClusters/<name>";
 

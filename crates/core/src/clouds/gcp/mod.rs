@@ -1,11 +1,13 @@
 //! The Google Cloud driver: what the provider knows about Google Cloud. [`rules`] (always
-//! built): GKE node pools as data. With the `gcp` feature, the clients over Google's REST
+//! built): GKE node pools as data; [`instance_rules`] (always built): Compute Engine
+//! instances as data, and their paths. With the `gcp` feature, the clients over Google's REST
 //! APIs with Google's credentials ([`auth`]), made per operation from one [`GcpSession`]: [`Gke`] (node pools through the Container
 //! API v1, the [`crate::seam::NodeGroups`] seam), [`ComputeInstances`] (VMs,
 //! [`crate::seam::Instances`]) and [`ComputeCommitments`] (reservations and committed use,
 //! [`crate::seam::Commitments`]).
 
 pub mod codes;
+pub mod instance_rules;
 pub mod rules;
 
 #[cfg(feature = "gcp")]

@@ -122,24 +122,6 @@ pub fn is_commitment_id(kind: crate::seam::commitment_kind::CommitmentKind, id: 
         && !id.ends_with('-')
 }
 
-/// How a Compute Engine instance path looks, for messages.
-pub const INSTANCE_PATH_SHAPE: &str = "projects/<project>/zones/<zone>/instances/<name>";
-
-/// A Compute Engine instance path read as (project, zone, region, name); `None` for any
-/// other shape (the zone must look like `<region>-<letter>`).
-pub fn parse_instance_path(id: &str) -> Option<(&str, &str, &str, &str)> {
-    let parts: Vec<&str> = id.split('/').collect();
-    match parts.as_slice() {
-        ["projects", project, "zones", zone, "instances", name]
-            if !project.is_empty() && !name.is_empty() && zone.matches('-').count() >= 2 =>
-        {
-            let region = zone.rsplit_once('-').map_or("", |(r, _)| r);
-            Some((project, zone, region, name))
-        }
-        _ => None,
-    }
-}
-
 /// How a GKE cluster path looks, for messages.
 pub const GKE_SHAPE: &str = "projects/<project>/locations/<region-or-zone>/clusters/<name>";
 

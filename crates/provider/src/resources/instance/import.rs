@@ -10,9 +10,9 @@
 //! roll ([`IMPORTED`] in private state says so); everything the cloud does report is read.
 
 use gpu_core::catalog::Catalog;
-use gpu_core::clouds::aws::rules as aws_rules;
-use gpu_core::clouds::azure::rules as azure_rules;
-use gpu_core::clouds::gcp::rules as gcp_rules;
+use gpu_core::clouds::aws::instance_rules as aws_rules;
+use gpu_core::clouds::azure::instance_rules as azure_rules;
+use gpu_core::clouds::gcp::instance_rules as gcp_rules;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
 use tfplugin::{Type, Value};
