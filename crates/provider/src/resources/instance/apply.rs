@@ -8,7 +8,6 @@ use gpu_core::catalog::Catalog;
 use gpu_core::instance::{
     InstanceSpec, Instances, LaunchSpec, LiveInstance, MARKER_LABEL, MARKER_TAG, Status,
 };
-use gpu_core::offer::Cloud;
 use gpu_core::time::{format_rfc3339, parse_rfc3339};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
@@ -157,13 +156,15 @@ fn launch_spec(
 ) -> LaunchSpec {
     let m = InstanceModel::of(planned);
     let mut all = m.labels(&settings.base.default_labels);
-    let key = gpu_core::instance::marker_key(vm_name);
-    match spec.cloud {
-        Cloud::Aws => all.insert(MARKER_TAG.to_string(), key),
-        _ => all.insert(MARKER_LABEL.to_string(), key),
-    };
-    if spec.cloud == Cloud::Aws {
-        all.insert("Name".to_string(), vm_name.to_string());
+    // A checked spec is on a cloud with VMs: its rules say the marker and the name tag.
+    if let Some(rules) = gpu_core::registry::instance_rules(spec.cloud) {
+        all.insert(
+            rules.marker.to_string(),
+            gpu_core::instance::marker_key(vm_name),
+        );
+        if let Some(tag) = rules.name_tag {
+            all.insert(tag.to_string(), vm_name.to_string());
+        }
     }
     LaunchSpec {
         name: vm_name.to_string(),

@@ -1,6 +1,7 @@
-//! `ImportResourceState` for `gpu_instance`: the import id parsed into a minimal state the
-//! read that follows fills from the cloud. One id per cloud, each the resource's own `id`
-//! (AWS with its region in front, as an instance id does not name one):
+//! `ImportResourceState` for `gpu_instance`: the import id parsed (by the cloud whose shape
+//! it has, `cloud_blocks`) into a minimal state the read that follows fills from the cloud.
+//! One id per cloud, each the resource's own `id` (AWS with its region in front, as an
+//! instance id does not name one):
 //! - `aws/<region>/<i-…>`;
 //! - an Azure VM's ARM id `/subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Compute/virtualMachines/<name>`;
 //! - a Compute Engine instance `projects/<p>/zones/<z>/instances/<name>`.
@@ -10,13 +11,10 @@
 //! roll ([`IMPORTED`] in private state says so); everything the cloud does report is read.
 
 use gpu_core::catalog::Catalog;
-use gpu_core::clouds::aws::instance_rules as aws_rules;
-use gpu_core::clouds::azure::instance_rules as azure_rules;
-use gpu_core::clouds::gcp::instance_rules as gcp_rules;
-use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
 use tfplugin::{Type, Value};
 
+use super::cloud_blocks::{self, ImportContext};
 use super::model::InstanceModel;
 
 /// Private state of an instance just imported: the next plan takes what the cloud does
@@ -95,90 +93,6 @@ fn gpus_match(prior: &InstanceModel, planned: &InstanceModel, catalog: &Catalog)
     })
 }
 
-/// The shapes of import ids, for messages.
-fn shapes() -> String {
-    format!(
-        "\"aws/<region>/<instance-id>\", an Azure VM's ARM id (\"{}\") or \"{}\"",
-        azure_rules::VM_ID_SHAPE,
-        gcp_rules::INSTANCE_PATH_SHAPE
-    )
-}
-
-/// Where an import id points.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Target {
-    cloud: Cloud,
-    id: String,
-    region: String,
-    zone: Option<String>,
-    /// `(block, attribute, value)` to write into the cloud's block.
-    block: Option<(&'static str, &'static str, String)>,
-}
-
-fn parse(id: &str, azure_subscription: Option<&str>) -> Result<Target, String> {
-    let id = id.trim();
-    let bad = |why: &str| format!("{id:?} {why}; write {}", shapes());
-    if let Some(rest) = id.strip_prefix("aws/") {
-        let (region, instance) = rest
-            .split_once('/')
-            .ok_or_else(|| bad("names no instance"))?;
-        if !aws_rules::is_instance_id(instance) {
-            return Err(bad(&format!(
-                "does not end in {}",
-                aws_rules::INSTANCE_ID_TEXT
-            )));
-        }
-        let region = spelling::region(Some(Cloud::Aws), region);
-        if region.is_empty() || region.contains('/') {
-            return Err(bad("names no region"));
-        }
-        return Ok(Target {
-            cloud: Cloud::Aws,
-            id: instance.to_string(),
-            region,
-            zone: None,
-            block: None,
-        });
-    }
-    if id.starts_with('/') {
-        return match azure_rules::parse_vm_id(id) {
-            Some((sub, rg, _)) => {
-                match azure_subscription {
-                    Some(mine) if mine.eq_ignore_ascii_case(sub) => {}
-                    Some(mine) => {
-                        return Err(format!(
-                            "{id:?} is in subscription {sub}; the provider's `azure.subscription_id` is {mine}: import it with a provider configured for {sub}"
-                        ));
-                    }
-                    None => {
-                        return Err(format!(
-                            "{id:?} is an Azure VM: set the provider's `azure.subscription_id` ({sub})"
-                        ));
-                    }
-                }
-                Ok(Target {
-                    cloud: Cloud::Azure,
-                    id: id.to_string(),
-                    region: String::new(), // read from the VM's location
-                    zone: None,
-                    block: Some(("azure", "resource_group", rg.to_string())),
-                })
-            }
-            None => Err(bad("is not an Azure VM's ARM id")),
-        };
-    }
-    match gcp_rules::parse_instance_path(id) {
-        Some((project, zone, region, _)) => Ok(Target {
-            cloud: Cloud::Gcp,
-            id: id.to_string(),
-            region: region.to_string(),
-            zone: Some(zone.to_string()),
-            block: Some(("gcp", "project", project.to_string())),
-        }),
-        None => Err(bad("is not an import id of gpu_instance")),
-    }
-}
-
 /// The state an import starts from: every attribute of `object` null but the cloud,
 /// region, id (and zone and the project or resource group the id names; a project only
 /// when it is not the provider's `gcp_project`).
@@ -188,11 +102,13 @@ pub fn import_state(
     azure_subscription: Option<&str>,
     gcp_project: Option<&str>,
 ) -> Result<Value, String> {
-    let mut t = parse(id, azure_subscription)?;
-    // The provider's own project is what an unset `gcp.project` means: no block needed.
-    if matches!(&t.block, Some(("gcp", "project", p)) if Some(p.as_str()) == gcp_project) {
-        t.block = None;
-    }
+    let t = cloud_blocks::parse_import(
+        id,
+        ImportContext {
+            azure_subscription,
+            gcp_project,
+        },
+    )?;
     let Type::Object(o) = object else {
         return Err("gpu_instance's schema is not an object".into());
     };
@@ -218,45 +134,4 @@ pub fn import_state(
         state.insert(block.to_string(), Value::Object(fields));
     }
     Ok(Value::Object(state))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_cloud_s_id_parses_and_a_wrong_one_says_the_shapes() {
-        let aws = parse("aws/US-EAST-1/i-0123456789abcdef0", None).unwrap();
-        assert_eq!(
-            (aws.cloud, aws.region.as_str(), aws.id.as_str()),
-            (Cloud::Aws, "us-east-1", "i-0123456789abcdef0")
-        );
-        let arm = "/subscriptions/0000/resourceGroups/rg-gpu/providers/Microsoft.Compute/virtualMachines/train";
-        let az = parse(arm, Some("0000")).unwrap();
-        assert_eq!(az.cloud, Cloud::Azure);
-        assert_eq!(
-            az.block,
-            Some(("azure", "resource_group", "rg-gpu".to_string()))
-        );
-        assert!(parse(arm, Some("1111")).unwrap_err().contains("1111"));
-        assert!(
-            parse(arm, None)
-                .unwrap_err()
-                .contains("azure.subscription_id")
-        );
-        let g = parse("projects/p/zones/us-central1-a/instances/train", None).unwrap();
-        assert_eq!(
-            (g.region.as_str(), g.zone.as_deref()),
-            ("us-central1", Some("us-central1-a"))
-        );
-        for wrong in [
-            "i-0123",
-            "aws/us-east-1/vol-1",
-            "projects/p/instances/x",
-            "train",
-        ] {
-            let e = parse(wrong, None).unwrap_err();
-            assert!(e.contains("aws/<region>/<instance-id>"), "{wrong}: {e}");
-        }
-    }
 }

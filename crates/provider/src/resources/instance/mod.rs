@@ -1,8 +1,9 @@
 //! `gpu_instance`: one GPU VM kept stopped (not deleted) by a reclaim. The schema and the
-//! raw inputs here; `plan`, `apply` (apply and read), `import`, `model` (the typed values)
-//! and `resource` beside.
+//! raw inputs here; `cloud_blocks` (each cloud's block and import id), `plan`, `apply`
+//! (apply and read), `import`, `model` (the typed values) and `resource` beside.
 
 pub mod apply;
+pub mod cloud_blocks;
 pub mod import;
 pub mod model;
 pub mod plan;
@@ -12,12 +13,11 @@ mod tests;
 
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::instance::InstanceConfig;
-use gpu_core::instance::config::{AwsInstanceConfig, AzureInstanceConfig, GcpInstanceConfig};
-use tfplugin::schema::{Attribute, Block, NestedBlock};
+use tfplugin::schema::{Attribute, Block};
 use tfplugin::{Schema, Tf, Type, Value};
 
 use crate::model_values::{flag, opt, text};
-use model::{InstanceModel, written};
+use model::InstanceModel;
 
 /// The resource's type name.
 pub const TYPE_NAME: &str = "gpu_instance";
@@ -83,29 +83,9 @@ pub fn schema() -> Schema {
             .attribute(Attribute::computed("price_source", Type::String).describe("Where the price used came from."))
             .attribute(Attribute::computed("price_as_of", Type::String).describe("Date of the price used; null when undated."))
             .attribute(Attribute::computed("cost_summary", Type::String).describe("The one-line cost preview shown as a plan warning."))
-            .block(NestedBlock::single(
-                "aws",
-                Block::new("EC2 settings (only with `cloud = \"aws\"`).")
-                    .attribute(Attribute::optional("subnet_id", Type::String).describe("Subnet to launch in (its zone wins); default: the default VPC's subnet in `zone`."))
-                    .attribute(Attribute::optional("security_group_ids", Type::list(Type::String)).describe("Security groups (`sg-…`); default: the VPC's default group."))
-                    .attribute(Attribute::optional("key_name", Type::String).describe("EC2 key pair for SSH.")),
-            ))
-            .block(NestedBlock::single(
-                "azure",
-                Block::new("Azure settings (only with `cloud = \"azure\"`); the VM is created in the provider's `azure.subscription_id`.")
-                    .attribute(Attribute::optional("resource_group", Type::String).describe("Resource group of the VM, its OS disk and its NIC. Required."))
-                    .attribute(Attribute::optional("subnet_id", Type::String).describe("ARM id of the subnet the VM's NIC joins. Required."))
-                    .attribute(Attribute::optional("admin_username", Type::String).describe("Linux admin user (default `azureuser`)."))
-                    .attribute(Attribute::optional("ssh_public_key", Type::String).describe("OpenSSH public key of the admin user. Required: VMs are created without passwords.")),
-            ))
-            .block(NestedBlock::single(
-                "gcp",
-                Block::new("Compute Engine settings (only with `cloud = \"gcp\"`).")
-                    .attribute(Attribute::optional("project", Type::String).describe("Project; default the provider's `gcp.project`."))
-                    .attribute(Attribute::optional("network", Type::String).describe("Network (default `default`)."))
-                    .attribute(Attribute::optional("subnetwork", Type::String).describe("Subnetwork."))
-                    .attribute(Attribute::optional("service_account", Type::String).describe("Service account e-mail the VM runs as (cloud-platform scope); none when unset.")),
-            )),
+            .block(cloud_blocks::aws::block())
+            .block(cloud_blocks::azure::block())
+            .block(cloud_blocks::gcp::block()),
     )
 }
 
@@ -138,27 +118,9 @@ pub fn core_config(v: &Value, settings: &Settings) -> InstanceConfig {
         disk_size_gb: int(&m.disk_size_gb),
         labels: m.labels(&settings.base.default_labels),
         user_data: opt(&m.user_data),
-        aws: written(&m.aws).map(|b| AwsInstanceConfig {
-            subnet_id: opt(&b.subnet_id),
-            security_group_ids: b
-                .security_group_ids
-                .known()
-                .map(|l| l.iter().filter_map(opt).collect())
-                .unwrap_or_default(),
-            key_name: opt(&b.key_name),
-        }),
-        azure: written(&m.azure).map(|b| AzureInstanceConfig {
-            resource_group: opt(&b.resource_group),
-            subnet_id: opt(&b.subnet_id),
-            admin_username: opt(&b.admin_username),
-            ssh_public_key: opt(&b.ssh_public_key),
-        }),
-        gcp: written(&m.gcp).map(|b| GcpInstanceConfig {
-            project: opt(&b.project),
-            network: opt(&b.network),
-            subnetwork: opt(&b.subnetwork),
-            service_account: opt(&b.service_account),
-        }),
+        aws: cloud_blocks::aws::config(&m.aws),
+        azure: cloud_blocks::azure::config(&m.azure),
+        gcp: cloud_blocks::gcp::config(&m.gcp),
         default_gcp_project: settings.base.clouds.gcp_project().map(str::to_string),
     }
 }

@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use tfplugin::{Tf, Value};
 
+use super::cloud_blocks::aws::AwsBlock;
+use super::cloud_blocks::azure::AzureBlock;
+use super::cloud_blocks::gcp::GcpBlock;
+
 /// A `gpu_instance` object (configuration, plan or state); an attribute a hand-built value
 /// lacks reads as null.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -60,46 +64,6 @@ pub struct InstanceModel {
     pub gcp: Tf<GcpBlock>,
 }
 
-/// The `aws` block.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct AwsBlock {
-    /// `subnet_id`.
-    pub subnet_id: Tf<String>,
-    /// `security_group_ids` (an element may be unknown until apply).
-    pub security_group_ids: Tf<Vec<Tf<String>>>,
-    /// `key_name`.
-    pub key_name: Tf<String>,
-}
-
-/// The `azure` block.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct AzureBlock {
-    /// `resource_group`.
-    pub resource_group: Tf<String>,
-    /// `subnet_id`.
-    pub subnet_id: Tf<String>,
-    /// `admin_username`.
-    pub admin_username: Tf<String>,
-    /// `ssh_public_key`.
-    pub ssh_public_key: Tf<String>,
-}
-
-/// The `gcp` block.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct GcpBlock {
-    /// `project`.
-    pub project: Tf<String>,
-    /// `network`.
-    pub network: Tf<String>,
-    /// `subnetwork`.
-    pub subnetwork: Tf<String>,
-    /// `service_account`.
-    pub service_account: Tf<String>,
-}
-
 impl InstanceModel {
     /// Decodes `v`; null, or a value off the schema (never sent by Terraform), reads as
     /// all null.
@@ -127,19 +91,11 @@ impl InstanceModel {
     }
 }
 
-/// A block as written: none when null; an unknown block reads as one with nothing known.
-pub fn written<T: Clone + Default>(block: &Tf<T>) -> Option<T> {
-    match block {
-        Tf::Null => None,
-        Tf::Unknown => Some(T::default()),
-        Tf::Known(b) => Some(b.clone()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model_values::{flag, opt, text, whole};
+    use crate::resources::instance::cloud_blocks::written;
 
     #[test]
     fn decodes_every_state_and_reads_as_before() {

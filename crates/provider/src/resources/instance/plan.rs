@@ -12,6 +12,7 @@ use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
+use super::cloud_blocks;
 use super::model::InstanceModel;
 use super::{FIXED, Settings, core_config};
 use crate::model_values::{flag, opt, text, value_of};
@@ -159,33 +160,11 @@ pub fn validate_config(config: &Value, settings: &Settings, catalog: &Catalog) -
 pub fn place_of(v: &Value, spec: Option<&InstanceSpec>, settings: &Settings) -> Option<Place> {
     let m = InstanceModel::of(v);
     let cloud = spelling::cloud(&opt(&m.cloud)?)?;
-    let project = match spec.map(|s| &s.class) {
-        Some(gpu_core::instance::InstanceClass::Gcp { project, .. }) => Some(project.clone()),
-        _ => m
-            .gcp
-            .known()
-            .and_then(|b| opt(&b.project))
-            .or_else(|| settings.base.clouds.gcp_project().map(str::to_string)),
-    };
     Some(Place {
         cloud,
         region: spelling::region(Some(cloud), &opt(&m.region)?),
-        scope: scope_of(cloud, project, settings),
+        scope: cloud_blocks::scope(cloud, Some(&m), spec, &settings.base.clouds),
     })
-}
-
-/// The account scope VMs live in: the Google Cloud project, the provider's Azure
-/// subscription (none on AWS).
-fn scope_of(cloud: Cloud, project: Option<String>, settings: &Settings) -> Option<String> {
-    match cloud {
-        Cloud::Gcp => project,
-        Cloud::Azure => settings
-            .base
-            .clouds
-            .azure_subscription()
-            .map(str::to_string),
-        _ => None,
-    }
 }
 
 async fn plan_create(
@@ -220,7 +199,7 @@ async fn plan_create(
         Err(e) => return respond(planned, field_diagnostics(&e)),
     };
     let mut d = Diagnostics::new();
-    if let Some(missing) = no_subscription(&spec, settings) {
+    if let Some(missing) = cloud_blocks::missing_setting(spec.cloud, &settings.base.clouds) {
         d.push(missing);
         return respond(planned, d);
     }
@@ -248,10 +227,12 @@ async fn plan_create(
             Value::Null
         },
     );
-    match (&spec.zone, spec.cloud) {
-        (Some(z), _) => set(&mut planned, "zone", Value::string(z.clone())),
-        (None, Cloud::Azure) => set(&mut planned, "zone", Value::Null),
-        _ => {}
+    match &spec.zone {
+        Some(z) => set(&mut planned, "zone", Value::string(z.clone())),
+        None if cloud_blocks::unset_zone_stays_null(spec.cloud) => {
+            set(&mut planned, "zone", Value::Null)
+        }
+        None => {}
     }
     if let Some(n) = &spec.name {
         set(&mut planned, "name", Value::string(n.clone()));
@@ -280,17 +261,6 @@ async fn plan_create(
     respond(planned, d)
 }
 
-/// The error of an Azure VM without the provider's `azure.subscription_id` to create it in.
-fn no_subscription(spec: &InstanceSpec, settings: &Settings) -> Option<Diagnostic> {
-    (spec.cloud == Cloud::Azure && settings.base.clouds.azure_subscription().is_none()).then(|| {
-        Diagnostic::error(
-            "Azure VMs need the provider's azure.subscription_id",
-            "gpu_instance creates Azure VMs in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block's `azure` block.",
-        )
-        .at(AttributePath::attr("cloud"))
-    })
-}
-
 /// The error of a spec the catalog has no priced instance type for (create and roll).
 fn no_instance_type(spec: &InstanceSpec) -> Diagnostic {
     Diagnostic::error(
@@ -312,14 +282,7 @@ async fn default_image(
     let place = Place {
         cloud: spec.cloud,
         region: spec.region.clone(),
-        scope: scope_of(
-            spec.cloud,
-            match &spec.class {
-                gpu_core::instance::InstanceClass::Gcp { project, .. } => Some(project.clone()),
-                _ => None,
-            },
-            settings,
-        ),
+        scope: cloud_blocks::scope(spec.cloud, None, Some(spec), &settings.base.clouds),
     };
     let fail = |e: String| {
         Diagnostic::error(
