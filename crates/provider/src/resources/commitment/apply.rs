@@ -4,21 +4,19 @@
 
 use gpu_core::commitment::spec::OnDestroy;
 use gpu_core::commitment::{
-    CommitmentKind, CommitmentStatus, Commitments, LiveCommitment, Order, Purchased, purchase_key,
-    purchase_once,
+    CommitmentStatus, Commitments, LiveCommitment, Order, Purchased, purchase_key, purchase_once,
 };
 use gpu_core::seam::CloudError;
 use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
+use super::Settings;
+use super::cloud_blocks::{self, Planned, location};
 use super::model::CommitmentModel;
 use super::plan::{on_destroy_of, purchase_inputs, refuse_destroy, set};
-use super::{Settings, location};
-use crate::model_values::{text, whole};
+use crate::model_values::text;
 use gpu_core::catalog::Catalog;
-use gpu_core::commitment::stable_name;
-use gpu_core::offer::Cloud;
 
 fn done(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
     ApplyResourceChangeResponse {
@@ -45,142 +43,15 @@ pub async fn apply(
     create(planned, settings, store).await
 }
 
-/// The order a planned commitment places (`tags` name Compute Engine orders, so that two
-/// commitments that differ only in tags get different names).
+/// The order a planned commitment places (`tags` name Compute Engine and Azure orders,
+/// so that two commitments that differ only in tags get different names), made by its
+/// kind's cloud.
 pub fn order_of(
     planned: &Value,
     tags: &std::collections::BTreeMap<String, String>,
     catalog: &Catalog,
 ) -> Result<Order, String> {
-    let m = CommitmentModel::of(planned);
-    let kind = text(&m.kind)
-        .parse::<CommitmentKind>()
-        .map_err(|e| e.to_string())?;
-    let region = gpu_core::pool::spelling::region(Some(kind.cloud()), &text(&m.region));
-    let (_, platform, criteria) = purchase_inputs(planned, &Settings::default());
-    let instance_type = text(&m.instance_type);
-    let count = whole(&m.instance_count).unwrap_or(0) as u32;
-    let tag_words: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let name_of = |place: &str, term: &str| {
-        let mut parts = vec![kind.as_str(), place, instance_type.as_str(), term];
-        let n = count.to_string();
-        parts.push(&n);
-        parts.extend(tag_words.iter().map(String::as_str));
-        stable_name(&parts)
-    };
-    match kind {
-        CommitmentKind::AzureReservation => {
-            let years = if text(&m.term).trim().eq_ignore_ascii_case("3y") {
-                3
-            } else {
-                1
-            };
-            let upfront = text(&m.billing).trim().eq_ignore_ascii_case("upfront");
-            Ok(super::plan::azure_reservation_order(
-                &region,
-                &instance_type,
-                count,
-                years,
-                upfront,
-                tags,
-                text(&m.offering_id),
-            ))
-        }
-        CommitmentKind::AzureCapacityReservation => {
-            let name = name_of(&region, "");
-            let zone = text(&m.zone).trim().to_string();
-            Ok(Order::AzureCapacityReservation {
-                location: region.clone(),
-                resource_group: super::azure_resource_group(planned)
-                    .ok_or("`azure.resource_group` is required")?,
-                group: name.clone(),
-                name,
-                sku: instance_type.clone(),
-                capacity: count,
-                zone: (!zone.is_empty()).then_some(zone),
-            })
-        }
-        CommitmentKind::GcpReservation => {
-            let zone = text(&m.zone).trim().to_ascii_lowercase();
-            Ok(Order::GcpReservation {
-                name: name_of(&zone, ""),
-                zone,
-                machine_type: instance_type.clone(),
-                count,
-                accelerator: None, // accelerator-optimized machine types carry their GPUs
-            })
-        }
-        CommitmentKind::GcpCommitment => {
-            let term = text(&m.term).trim().to_ascii_lowercase();
-            let row = catalog
-                .offers()
-                .iter()
-                .find(|o| {
-                    o.cloud == Cloud::Gcp && o.region == region && o.instance_type == instance_type
-                })
-                .ok_or_else(|| format!("the catalog has no {instance_type} in {region}"))?;
-            let (Some(vcpus), Some(mem)) = (row.vcpus, row.memory_gib) else {
-                return Err(format!(
-                    "the catalog lacks the vCPUs or memory of {instance_type}"
-                ));
-            };
-            let commitment_type = gcp_commitment_type(&instance_type)
-                .ok_or_else(|| format!("no committed-use type is known for {instance_type}"))?;
-            let gpus = row.gpu_count.unwrap_or(0.0) as u32;
-            let accelerator = gpu_core::gpu::gke_accelerator(row.gpu, &instance_type)
-                .map(|t| (t.to_string(), gpus * count));
-            let zone = text(&m.zone).trim().to_ascii_lowercase();
-            Ok(Order::GcpCommitment {
-                reservation: Some((zone, instance_type.clone(), count)),
-                name: name_of(&region, &term),
-                plan: if term == "3y" {
-                    "THIRTY_SIX_MONTH"
-                } else {
-                    "TWELVE_MONTH"
-                }
-                .to_string(),
-                commitment_type: commitment_type.to_string(),
-                vcpus: vcpus as u32 * count,
-                memory_mb: (mem * 1024.0) as u64 * u64::from(count),
-                accelerator,
-                region,
-            })
-        }
-
-        CommitmentKind::AwsCapacityBlock => Ok(Order::CapacityBlock {
-            region,
-            offering_id: text(&m.offering_id),
-            platform,
-        }),
-        CommitmentKind::AwsCapacityReservation => Ok(Order::CapacityReservation {
-            region,
-            zone: text(&m.zone).trim().to_ascii_lowercase(),
-            instance_type: instance_type.clone(),
-            instance_count: count,
-            platform,
-            match_criteria: criteria,
-            end: m.end.known().and_then(|e| parse_rfc3339(e)),
-        }),
-    }
-}
-
-/// The Compute Engine commitment type of a machine family (`a3-highgpu-8g` →
-/// `ACCELERATOR_OPTIMIZED_A3`), `None` for a family without a known type.
-pub fn gcp_commitment_type(machine: &str) -> Option<&'static str> {
-    let m = machine.to_ascii_lowercase();
-    Some(if m.starts_with("a3-megagpu") {
-        "ACCELERATOR_OPTIMIZED_A3_MEGA"
-    } else if m.starts_with("a3-ultragpu") {
-        "ACCELERATOR_OPTIMIZED_A3_ULTRA"
-    } else if m.starts_with("a3-") {
-        "ACCELERATOR_OPTIMIZED_A3"
-    } else if m.starts_with("a2-") {
-        "ACCELERATOR_OPTIMIZED"
-    } else if m.starts_with("g2-") {
-        "GRAPHICS_OPTIMIZED"
-    } else {
-        return None;
-    })
+    cloud_blocks::order(&Planned::of(planned, tags)?, catalog)
 }
 
 async fn create(

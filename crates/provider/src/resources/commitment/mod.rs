@@ -1,9 +1,11 @@
 //! `gpu_commitment`: buys a capacity block or a capacity reservation (AWS today), shows
 //! its money and break-even in the plan, reads its status live, and never buys or gives one
-//! up by accident. `schema` and the raw config here; `plan`, `apply` (apply and read),
-//! `model` (the typed values) and `resource` beside.
+//! up by accident. `schema` and the raw config here; `cloud_blocks` (each cloud's block and
+//! orders), `plan`, `apply` (apply and read), `model` (the typed values) and `resource`
+//! beside.
 
 pub mod apply;
+pub mod cloud_blocks;
 pub mod model;
 pub mod plan;
 pub mod resource;
@@ -14,9 +16,8 @@ use std::collections::BTreeMap;
 
 use crate::model_values::{opt, text, whole};
 use gpu_core::commitment::CommitmentConfig;
-use model::{AwsBlock, CommitmentModel};
-use tfplugin::Tf;
-use tfplugin::schema::{Attribute, Block, NestedBlock};
+use model::CommitmentModel;
+use tfplugin::schema::{Attribute, Block};
 use tfplugin::{Schema, Type, Value};
 
 /// The resource's type name.
@@ -88,17 +89,8 @@ pub fn schema() -> Schema {
             .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices came from: the offering (EC2 `DescribeCapacityBlockOfferings`) and the catalog row of the on-demand price, with its date."))
             .attribute(Attribute::computed("commitment_id", Type::String).describe("The commitment's id in its cloud, after apply."))
             .attribute(Attribute::computed("status", Type::String).describe("Read live: `scheduled` (bought, not started, or being paid), `active`, `expired`, `cancelled`, `failed`. A commitment the cloud no longer lists is `expired` when its end has passed, else `cancelled`."))
-            .block(NestedBlock::single(
-                "aws",
-                Block::new("EC2 settings.")
-                    .attribute(Attribute::optional("instance_platform", Type::String).describe("The instances' platform, as EC2 names it: `Linux/UNIX` (default), `Red Hat Enterprise Linux`, `Windows`, …"))
-                    .attribute(Attribute::optional("instance_match_criteria", Type::String).describe("`aws_capacity_reservation`: `open` (default: any matching instance uses it) or `targeted` (only instances that name it)."))
-            ))
-            .block(NestedBlock::single(
-                "azure",
-                Block::new("Azure settings.")
-                    .attribute(Attribute::optional("resource_group", Type::String).describe("`azure_capacity_reservation`: the resource group (in the provider's `azure.subscription_id`) the capacity reservation group is created in. Required for that kind."))
-            )),
+            .block(cloud_blocks::aws::block())
+            .block(cloud_blocks::azure::block()),
     )
 }
 
@@ -134,48 +126,4 @@ pub fn tags(v: &Value, settings: &Settings) -> BTreeMap<String, String> {
         }
     }
     all
-}
-
-/// The `aws` block's text `field`.
-fn aws_text(v: &Value, field: fn(&AwsBlock) -> &Tf<String>) -> Option<String> {
-    CommitmentModel::of(v)
-        .aws
-        .known()
-        .and_then(|a| opt(field(a)))
-}
-
-/// `aws.instance_platform` (default `Linux/UNIX`).
-pub fn platform(v: &Value) -> String {
-    aws_text(v, |a| &a.instance_platform).unwrap_or_else(|| "Linux/UNIX".to_string())
-}
-
-/// `aws.instance_match_criteria` (default `open`), lower-case.
-pub fn match_criteria(v: &Value) -> String {
-    aws_text(v, |a| &a.instance_match_criteria)
-        .map(|s| s.trim().to_ascii_lowercase())
-        .unwrap_or_else(|| "open".to_string())
-}
-
-/// Where a commitment is addressed: its zone for a Compute Engine reservation (Compute
-/// names reservations by zone), else its region.
-pub fn location(v: &Value) -> String {
-    let m = CommitmentModel::of(v);
-    let kind = text(&m.kind)
-        .parse::<gpu_core::commitment::CommitmentKind>()
-        .ok();
-    let pick = if kind == Some(gpu_core::commitment::CommitmentKind::GcpReservation) {
-        &m.zone
-    } else {
-        &m.region
-    };
-    text(pick).trim().to_ascii_lowercase()
-}
-
-/// `azure.resource_group`, when set.
-pub fn azure_resource_group(v: &Value) -> Option<String> {
-    CommitmentModel::of(v)
-        .azure
-        .known()
-        .and_then(|a| opt(&a.resource_group))
-        .map(|s| s.trim().to_string())
 }

@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use tfplugin::{Tf, Value};
 
+use super::cloud_blocks::aws::AwsBlock;
+use super::cloud_blocks::azure::AzureBlock;
+
 /// A `gpu_commitment` object (configuration, plan or state); an attribute a hand-built
 /// value lacks reads as null.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -52,24 +55,6 @@ pub struct CommitmentModel {
     pub aws: Tf<AwsBlock>,
     /// The `azure` block.
     pub azure: Tf<AzureBlock>,
-}
-
-/// The `aws` block.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct AwsBlock {
-    /// `instance_platform`.
-    pub instance_platform: Tf<String>,
-    /// `instance_match_criteria`.
-    pub instance_match_criteria: Tf<String>,
-}
-
-/// The `azure` block.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct AzureBlock {
-    /// `resource_group`.
-    pub resource_group: Tf<String>,
 }
 
 impl CommitmentModel {

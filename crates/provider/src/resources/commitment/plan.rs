@@ -17,8 +17,9 @@ use gpu_core::time::{format_rfc3339, parse_rfc3339, unix_now};
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
+use super::cloud_blocks::{self, aws, azure};
 use super::model::CommitmentModel;
-use super::{FIXED, Settings, core_config, match_criteria, platform, tags};
+use super::{FIXED, Settings, core_config, tags};
 use crate::model_values::{opt, text, value_of};
 use tfplugin::Tf;
 
@@ -187,17 +188,7 @@ fn same_meaning(name: &str, prior: Option<&Value>, new: Option<&Value>) -> bool 
             (Some(a), Some(b)) => a.trim().eq_ignore_ascii_case(b.trim()),
             _ => false,
         },
-        "aws" => {
-            let norm = |v: &Value, attr: &str| {
-                v.get_attr(attr)
-                    .and_then(Value::as_str)
-                    .map(|s| s.trim().to_ascii_lowercase())
-            };
-            norm(&p, "instance_platform").unwrap_or_else(|| "linux/unix".into())
-                == norm(&n, "instance_platform").unwrap_or_else(|| "linux/unix".into())
-                && norm(&p, "instance_match_criteria").unwrap_or_else(|| "open".into())
-                    == norm(&n, "instance_match_criteria").unwrap_or_else(|| "open".into())
-        }
+        "aws" => cloud_blocks::aws::same_block(&p, &n),
         _ => false,
     }
 }
@@ -341,7 +332,7 @@ async fn plan_create(
         );
     }
     if spec.kind == CommitmentKind::AzureCapacityReservation
-        && super::azure_resource_group(config).is_none_or(|g| g.is_empty())
+        && azure::resource_group(config).is_none_or(|g| g.is_empty())
     {
         return respond(
             planned,
@@ -716,7 +707,7 @@ pub fn purchase_inputs(
     v: &Value,
     settings: &Settings,
 ) -> (std::collections::BTreeMap<String, String>, String, String) {
-    (tags(v, settings), platform(v), match_criteria(v))
+    (tags(v, settings), aws::platform(v), aws::match_criteria(v))
 }
 
 /// The money of a committed use discount from the published rate of its machine type, or an
@@ -780,37 +771,6 @@ fn committed_quote(
     }
 }
 
-/// The order an Azure reservation places; `order_id` is empty until it is priced. Its
-/// display name is a stable hash of what it commits to and its tags.
-pub fn azure_reservation_order(
-    region: &str,
-    instance_type: &str,
-    instances: u32,
-    years: u32,
-    upfront: bool,
-    tags: &std::collections::BTreeMap<String, String>,
-    order_id: String,
-) -> gpu_core::commitment::Order {
-    let mut parts: Vec<String> = vec![
-        CommitmentKind::AzureReservation.to_string(),
-        region.to_string(),
-        instance_type.to_string(),
-        instances.to_string(),
-        format!("{years}y"),
-    ];
-    parts.extend(tags.iter().map(|(k, v)| format!("{k}={v}")));
-    let words: Vec<&str> = parts.iter().map(String::as_str).collect();
-    gpu_core::commitment::Order::AzureReservation {
-        location: region.to_string(),
-        sku: instance_type.to_string(),
-        term: format!("P{years}Y"),
-        billing_plan: if upfront { "Upfront" } else { "Monthly" }.to_string(),
-        quantity: instances,
-        display_name: gpu_core::commitment::stable_name(&words),
-        order_id,
-    }
-}
-
 /// The money of an Azure reservation from Azure's own quote (`calculatePrice`), and the
 /// quote's order id (what apply buys with).
 async fn azure_quote(
@@ -826,7 +786,7 @@ async fn azure_quote(
             "`term`: is required: \"1y\" or \"3y\"",
         ));
     };
-    let order = azure_reservation_order(
+    let order = azure::reservation_order(
         &spec.region,
         &c.instance_type,
         spec.instance_count,
