@@ -65,6 +65,21 @@ fn every_broken_rule_is_named_by_its_attribute() {
     let mut c = gcp();
     c.cloud = "oracle".into();
     assert_eq!(attrs(&c), ["cloud"]);
+    assert_eq!(
+        errors(&c)[0].problem,
+        "\"oracle\" is not a cloud gpu_instance runs on; valid: \"aws\", \"azure\", \"gcp\""
+    );
+    c.cloud = "cudo".into();
+    c.disk_size_gb = Some(20000);
+    let e = errors(&c);
+    assert_eq!(
+        e.iter().map(|f| f.problem.as_str()).collect::<Vec<_>>(),
+        [
+            "\"cudo\" is not a cloud gpu_instance runs on; valid: \"aws\", \"azure\", \"gcp\"",
+            "is 20000; the boot disk is 50 to 16384 GB"
+        ],
+        "a cloud without VMs names the clouds with them; the disk is checked without a cloud"
+    );
 
     let mut c = gcp();
     c.instance_type = Some("a2-highgpu-1g".into());
