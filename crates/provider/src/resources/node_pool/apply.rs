@@ -10,7 +10,7 @@ use gpu_core::offer::Cloud;
 use gpu_core::pool::{attempt, layout, reconcile};
 use gpu_core::seam::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use tfplugin::provider::ApplyResourceChangeResponse;
-use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
 use super::desired::{self, Settings};
 use super::groups;
@@ -175,9 +175,8 @@ impl ApplyRun<'_> {
                 set(&mut state, "node_groups", ordered_groups(&outcome.live));
                 // Only where the plan left it to the apply (a create or a roll): a group
                 // re-created after drift is recorded but keeps the planned value.
-                let planned_unknown = planned
-                    .get_attr(super::plan::TIME_TO_READY)
-                    .is_some_and(|v| !v.is_known());
+                let planned_unknown =
+                    matches!(PoolModel::of(planned).time_to_ready_seconds, Tf::Unknown);
                 if let Some(seconds) = ready.filter(|_| planned_unknown) {
                     set(
                         &mut state,
@@ -222,16 +221,11 @@ fn refused(
     refusal: &attempt::Refusal,
     clean: bool,
 ) -> Diagnostic {
+    let pool_model = PoolModel::of(planned);
     let place = format!(
         "{} {} (cluster {cluster})",
-        planned
-            .get_attr("cloud")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
-        planned
-            .get_attr("region")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
+        model::text(&pool_model.cloud),
+        model::text(&pool_model.region),
     );
     let left = if !clean {
         "Deleting what the create had made failed (below).".to_string()

@@ -58,6 +58,8 @@ pub struct PoolModel {
     pub gcp: Tf<GcpModel>,
     /// `node_groups` (computed).
     pub node_groups: Tf<Vec<Tf<GroupModel>>>,
+    /// `time_to_ready_seconds` (computed).
+    pub time_to_ready_seconds: Tf<f64>,
     /// `monthly_usd` (computed).
     pub monthly_usd: Tf<f64>,
 }
