@@ -332,7 +332,7 @@ async fn plan_create(
         );
     }
     if spec.kind == CommitmentKind::AzureCapacityReservation
-        && azure::resource_group(config).is_none_or(|g| g.is_empty())
+        && azure::resource_group(&CommitmentModel::of(config).azure).is_none_or(|g| g.is_empty())
     {
         return respond(
             planned,
@@ -707,7 +707,14 @@ pub fn purchase_inputs(
     v: &Value,
     settings: &Settings,
 ) -> (std::collections::BTreeMap<String, String>, String, String) {
-    (tags(v, settings), aws::platform(v), aws::match_criteria(v))
+    {
+        let aws_block = CommitmentModel::of(v).aws;
+        (
+            tags(v, settings),
+            aws::platform(&aws_block),
+            aws::match_criteria(&aws_block),
+        )
+    }
 }
 
 /// The money of a committed use discount from the published rate of its machine type, or an

@@ -10,7 +10,6 @@ use tfplugin::{Tf, Type, Value};
 
 use super::Planned;
 use crate::model_values::{opt, text};
-use crate::resources::commitment::model::CommitmentModel;
 
 /// `aws.instance_platform` when unset.
 const DEFAULT_PLATFORM: &str = "Linux/UNIX";
@@ -37,22 +36,19 @@ pub struct AwsBlock {
     pub instance_match_criteria: Tf<String>,
 }
 
-/// The `aws` block's text `field` of commitment `v`.
-fn aws_text(v: &Value, field: fn(&AwsBlock) -> &Tf<String>) -> Option<String> {
-    CommitmentModel::of(v)
-        .aws
-        .known()
-        .and_then(|a| opt(field(a)))
+/// The text `field` of an `aws` block.
+fn aws_text(block: &Tf<AwsBlock>, field: fn(&AwsBlock) -> &Tf<String>) -> Option<String> {
+    block.known().and_then(|a| opt(field(a)))
 }
 
 /// `aws.instance_platform` (default `Linux/UNIX`).
-pub fn platform(v: &Value) -> String {
-    aws_text(v, |a| &a.instance_platform).unwrap_or_else(|| DEFAULT_PLATFORM.to_string())
+pub fn platform(block: &Tf<AwsBlock>) -> String {
+    aws_text(block, |a| &a.instance_platform).unwrap_or_else(|| DEFAULT_PLATFORM.to_string())
 }
 
 /// `aws.instance_match_criteria` (default `open`), lower-case.
-pub fn match_criteria(v: &Value) -> String {
-    aws_text(v, |a| &a.instance_match_criteria)
+pub fn match_criteria(block: &Tf<AwsBlock>) -> String {
+    aws_text(block, |a| &a.instance_match_criteria)
         .map(|s| s.trim().to_ascii_lowercase())
         .unwrap_or_else(|| DEFAULT_CRITERIA.to_string())
 }
@@ -81,15 +77,15 @@ pub(super) fn order(p: &Planned<'_>) -> Result<Order, String> {
         CommitmentKind::AwsCapacityBlock => Ok(Order::CapacityBlock {
             region: p.region.clone(),
             offering_id: text(&m.offering_id),
-            platform: platform(p.value),
+            platform: platform(&m.aws),
         }),
         CommitmentKind::AwsCapacityReservation => Ok(Order::CapacityReservation {
             region: p.region.clone(),
             zone: text(&m.zone).trim().to_ascii_lowercase(),
             instance_type: p.instance_type.clone(),
             instance_count: p.count,
-            platform: platform(p.value),
-            match_criteria: match_criteria(p.value),
+            platform: platform(&m.aws),
+            match_criteria: match_criteria(&m.aws),
             end: m.end.known().and_then(|e| parse_rfc3339(e)),
         }),
         other => Err(format!("{other} is not an AWS commitment")),

@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 use gpu_core::commitment::{CommitmentKind, Order, stable_name};
 use serde::Deserialize;
 use tfplugin::schema::{Attribute, Block, NestedBlock};
-use tfplugin::{Tf, Type, Value};
+use tfplugin::{Tf, Type};
 
 use super::Planned;
 use crate::model_values::{opt, text};
-use crate::resources::commitment::model::CommitmentModel;
 
 /// The `azure` block of `gpu_commitment`.
 pub fn block() -> NestedBlock {
@@ -30,10 +29,9 @@ pub struct AzureBlock {
     pub resource_group: Tf<String>,
 }
 
-/// `azure.resource_group` of commitment `v`, when set.
-pub fn resource_group(v: &Value) -> Option<String> {
-    CommitmentModel::of(v)
-        .azure
+/// `resource_group` of an `azure` block, when set.
+pub fn resource_group(block: &Tf<AzureBlock>) -> Option<String> {
+    block
         .known()
         .and_then(|a| opt(&a.resource_group))
         .map(|s| s.trim().to_string())
@@ -97,7 +95,7 @@ pub(super) fn order(p: &Planned<'_>) -> Result<Order, String> {
             let zone = text(&m.zone).trim().to_string();
             Ok(Order::AzureCapacityReservation {
                 location: p.region.clone(),
-                resource_group: resource_group(p.value)
+                resource_group: resource_group(&p.model.azure)
                     .ok_or("`azure.resource_group` is required")?,
                 group: name.clone(),
                 name,

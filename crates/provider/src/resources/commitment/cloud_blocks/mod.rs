@@ -22,8 +22,6 @@ use crate::model_values::{text, whole};
 /// A planned commitment, read once for the order it places.
 #[derive(Debug)]
 pub struct Planned<'a> {
-    /// The planned value.
-    pub value: &'a Value,
     /// It decoded.
     pub model: CommitmentModel,
     /// Its kind.
@@ -47,7 +45,6 @@ impl<'a> Planned<'a> {
             .parse::<CommitmentKind>()
             .map_err(|e| e.to_string())?;
         Ok(Planned {
-            value: planned,
             region: gpu_core::pool::spelling::region(Some(kind.cloud()), &text(&model.region)),
             instance_type: text(&model.instance_type),
             count: whole(&model.instance_count).unwrap_or(0) as u32,

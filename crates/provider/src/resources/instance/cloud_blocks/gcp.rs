@@ -13,7 +13,6 @@ use tfplugin::{Tf, Type};
 use super::{ImportContext, ImportTarget, written};
 use crate::clouds::Clouds;
 use crate::model_values::opt;
-use crate::resources::instance::model::InstanceModel;
 
 /// The `gcp` block of `gpu_instance`.
 pub fn block() -> NestedBlock {
@@ -53,14 +52,13 @@ pub fn config(block: &Tf<GcpBlock>) -> Option<GcpInstanceConfig> {
 
 /// The project a VM lives in: the checked spec's, else the block's, else the provider's.
 pub(super) fn scope(
-    m: Option<&InstanceModel>,
+    block: Option<&GcpBlock>,
     spec: Option<&InstanceSpec>,
     clouds: &Clouds,
 ) -> Option<String> {
     match spec.map(|s| &s.class) {
         Some(InstanceClass::Gcp { project, .. }) => Some(project.clone()),
-        _ => m
-            .and_then(|m| m.gcp.known())
+        _ => block
             .and_then(|b| opt(&b.project))
             .or_else(|| clouds.gcp_project().map(str::to_string)),
     }

@@ -35,7 +35,7 @@ pub fn scope(
     match cloud {
         Cloud::Aws => None,
         Cloud::Azure => azure::scope(clouds),
-        Cloud::Gcp => gcp::scope(m, spec, clouds),
+        Cloud::Gcp => gcp::scope(m.and_then(|m| m.gcp.known()), spec, clouds),
         Cloud::Cudo | Cloud::Nebius | Cloud::Hyperbolic => None,
     }
 }
