@@ -228,10 +228,13 @@ def test_an_imported_vm_takes_what_the_cloud_does_not_report_from_the_config(gcp
     wd.assert_plan_empty()
 
 
-def test_a_stockout_at_create_leaves_nothing_and_says_where(gcp_tf, gce):
+def test_a_stockout_at_create_leaves_nothing_and_says_where(gcp_tf, gce, tmp_path):
     """Compute Engine refuses the VM (ZONE_RESOURCE_POOL_EXHAUSTED): one error that names
     the outcome, the place and Compute's own words; no VM, nothing in state; with capacity
-    back the same configuration applies."""
+    back the same configuration applies. The events file says request, capacity, request,
+    ready, and `time_to_ready_seconds` is the ready line's."""
+    events = tmp_path / "events.jsonl"
+    gcp_tf.env = {**gcp_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
     gce.short_capacity(ZONE, "a2-highgpu-1g", 1)
     wd = gcp_tf.workdir(files={"main.tf": config(gce)})
     res = wd.fails("apply")
@@ -243,4 +246,13 @@ def test_a_stockout_at_create_leaves_nothing_and_says_where(gcp_tf, gce):
     assert vms(gce) == [] and wd.state_resources() == []
     wd.run("apply")
     assert len(vms(gce)) == 1
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["event"] for e in lines] == ["request", "capacity", "request", "ready"], lines
+    for e in lines:
+        assert (e["cloud"], e["region"], e["zone"], e["gpu"]) == ("gcp", REGION, ZONE,
+                                                               "A100-40GB"), e
+        assert e["resource"] == "gpu_instance.train", e
+    assert lines[1]["outcome"] == "stockout"
+    assert wd.resource("gpu_instance.train")["time_to_ready_seconds"] == lines[3]["seconds"]
+    wd.assert_plan_empty()
     wd.run("destroy")

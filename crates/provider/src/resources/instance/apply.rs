@@ -13,7 +13,9 @@ use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
 use super::model::InstanceModel;
+use super::plan::TIME_TO_READY;
 use super::plan::{place_of, same_meaning, set};
+use super::record::Record;
 use super::{FIXED, Settings, core_config};
 use crate::model_values::{flag, opt, text, whole};
 use gpu_core::seam::ConnectInstances as Connector;
@@ -203,16 +205,24 @@ async fn create(
     };
     let (base, name) = vm_name(planned, rolling_from);
     let launch = launch_spec(&spec, planned, &name, settings);
+    let mut warnings = Diagnostics::new();
+    let record = Record::of(&settings.base.clouds, &spec, &launch, &base);
+    record.request(&mut warnings);
     match cloud.launch(&launch).await {
         Ok(vm) => {
+            let seconds = record.ready(&mut warnings);
             let mut state = planned.clone();
             set(&mut state, "name", Value::string(base));
-            done(state_of(&state, &vm, None), Diagnostics::new())
+            set(&mut state, TIME_TO_READY, Value::number(seconds));
+            done(state_of(&state, &vm, None), warnings)
         }
         Err(e) => {
             let left = cloud.find(&launch).await.ok().flatten();
             if let Some(outcome) = e.capacity_outcome() {
-                return refused(planned, &base, cloud, &launch, outcome, &e, left).await;
+                record.capacity(outcome, &e, &mut warnings);
+                let mut answer = refused(planned, &base, cloud, &launch, outcome, &e, left).await;
+                answer.diagnostics.extend(warnings);
+                return answer;
             }
             // A VM the failed launch left behind is in state, so Terraform replaces it;
             // nothing left: nothing in state.

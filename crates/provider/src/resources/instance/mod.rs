@@ -7,6 +7,7 @@ pub mod cloud_blocks;
 pub mod import;
 pub mod model;
 pub mod plan;
+pub mod record;
 pub mod resource;
 #[cfg(test)]
 mod tests;
@@ -74,6 +75,7 @@ pub fn schema() -> Schema {
             .attribute(Attribute::computed("instance_id", Type::String).describe("The cloud's own unique id of the VM, which only a new VM changes: EC2 `i-…`, Compute Engine's numeric `id`, Azure's `vmId`."))
             .attribute(Attribute::computed("disk_ids", Type::list(Type::String)).describe("The VM's disks, boot disk first (EC2 `vol-…`, Compute Engine `projects/<p>/zones/<z>/disks/<d>`, Azure ARM ids); the same after a reclaim and restart."))
             .attribute(Attribute::computed("status", Type::String).describe("Read live: `running`, `starting`, `stopping`, `stopped_by_reclaim` (a reclaim stopped it: not drift, it is started again), `stopped` (a person or something else stopped it: left alone), `terminated`."))
+            .attribute(Attribute::computed("time_to_ready_seconds", Type::Number).describe("Seconds from the launch request until the cloud reports the launch done (EC2: the instance `running`; Compute Engine: the insert operation `DONE`; Azure: the create operation `Succeeded`), measured by the apply that created the VM or rolled it to a new one; kept by other changes."))
             .attribute(Attribute::computed("last_reclaimed_at", Type::String).describe("When the latest reclaim the provider has seen stopped the VM (RFC 3339), or null."))
             .attribute(Attribute::computed("reclaims", Type::Number).describe("Reclaims the provider has seen on refresh (each reclaim counted once)."))
             .attribute(money("hourly_usd", "USD per hour: the catalog's spot price of the instance type with `spot`, else on-demand."))

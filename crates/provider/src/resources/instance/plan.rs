@@ -20,7 +20,17 @@ use crate::resources::commitment::plan::field_diagnostics;
 use gpu_core::seam::{ConnectInstances as Connector, Place};
 
 /// Computed attributes that describe one VM: unknown until it exists.
-pub const PER_VM: &[&str] = &["id", "vm_name", "instance_id", "disk_ids", "status"];
+pub const PER_VM: &[&str] = &[
+    "id",
+    "vm_name",
+    "instance_id",
+    "disk_ids",
+    "status",
+    TIME_TO_READY,
+];
+
+/// The computed seconds from the launch request to the VM running.
+pub const TIME_TO_READY: &str = "time_to_ready_seconds";
 
 /// Optional inputs the provider fills when the configuration leaves them out.
 pub const FILLED: &[&str] = &[
