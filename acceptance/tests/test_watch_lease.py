@@ -305,11 +305,11 @@ def test_metrics_count_a_reclaim_and_its_recovery(clouds, env, tmp_path):
         proc.terminate()
         _, stderr = proc.communicate(timeout=30)
     assert ctype == "text/plain; version=0.0.4; charset=utf-8", ctype
-    labels = '{cloud="gcp",gpu="A100-40GB"}'
+    labels = '{cloud="gcp",region="us-central1",gpu="A100-40GB"}'
     samples = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
                for line in text.splitlines() if line and not line.startswith("#")}
     assert samples[f"gpu_watch_reclaims_total{labels}"] == 1, text
-    attempts = '{cloud="gcp",gpu="A100-40GB",result="%s"}'
+    attempts = '{cloud="gcp",region="us-central1",gpu="A100-40GB",result="%s"}'
     assert samples["gpu_watch_start_attempts_total" + attempts % "failed"] == 1, text
     assert samples["gpu_watch_start_attempts_total" + attempts % "accepted"] == 1, text
     assert samples[f"gpu_watch_recoveries_total{labels}"] == 1, text

@@ -6,11 +6,11 @@
 //!
 //! | metric | labels | meaning |
 //! | --- | --- | --- |
-//! | `gpu_watch_reclaims_total` | cloud, gpu | reclaims seen |
-//! | `gpu_watch_start_attempts_total` | cloud, gpu, result (`accepted`/`failed`) | starts asked |
-//! | `gpu_watch_recoveries_total` | cloud, gpu | VMs running again after a reclaim |
-//! | `gpu_watch_gave_up_total` | cloud, gpu | VMs the watcher stopped trying to start |
-//! | `gpu_watch_time_to_running_seconds` | cloud, gpu | histogram: reclaim to running |
+//! | `gpu_watch_reclaims_total` | cloud, region, gpu | reclaims seen |
+//! | `gpu_watch_start_attempts_total` | cloud, region, gpu, result (`accepted`/`failed`) | starts asked |
+//! | `gpu_watch_recoveries_total` | cloud, region, gpu | VMs running again after a reclaim |
+//! | `gpu_watch_gave_up_total` | cloud, region, gpu | VMs the watcher stopped trying to start |
+//! | `gpu_watch_time_to_running_seconds` | cloud, region, gpu | histogram: reclaim to running |
 //! | `gpu_watch_stopped_vms` | cloud | VMs stopped by a reclaim the watcher is bringing back |
 //! | `gpu_watch_leader` | | 1 while this replica leads (always 1 without election) |
 //! | `gpu_watch_last_pass_timestamp_seconds` | | unix time the last pass ended |
@@ -123,8 +123,14 @@ impl Metrics {
     /// Counts `e`.
     pub fn observe(&self, e: &Event) {
         let gpu = e.gpu.clone().unwrap_or_else(|| "-".into());
+        let region = if e.region.is_empty() {
+            "-".to_string()
+        } else {
+            e.region.clone()
+        };
         let labels = vec![
             ("cloud".to_string(), e.cloud.clone()),
+            ("region".to_string(), region),
             ("gpu".to_string(), gpu),
         ];
         let vm = (e.cloud.clone(), e.instance.clone());
@@ -191,7 +197,9 @@ mod tests {
     use super::*;
 
     fn ev(kind: EventKind, minute: i64, vm: &str) -> Event {
-        Event::new(kind, 1_764_900_000 + minute * 60, "gcp", vm).gpu("A100-40GB")
+        Event::new(kind, 1_764_900_000 + minute * 60, "gcp", vm)
+            .region("us-central1")
+            .gpu("A100-40GB")
     }
 
     fn line<'a>(text: &'a str, start: &str) -> Vec<&'a str> {
@@ -220,7 +228,7 @@ mod tests {
             m.observe(&e);
         }
         let text = m.encode();
-        let l = r#"{cloud="gcp",gpu="A100-40GB"}"#;
+        let l = r#"{cloud="gcp",region="us-central1",gpu="A100-40GB"}"#;
         assert!(
             text.contains("# TYPE gpu_watch_reclaims_total counter\n"),
             "{text}"
@@ -234,8 +242,8 @@ mod tests {
         assert_eq!(
             attempts,
             [
-                r#"gpu_watch_start_attempts_total{cloud="gcp",gpu="A100-40GB",result="accepted"} 1"#,
-                r#"gpu_watch_start_attempts_total{cloud="gcp",gpu="A100-40GB",result="failed"} 1"#,
+                r#"gpu_watch_start_attempts_total{cloud="gcp",region="us-central1",gpu="A100-40GB",result="accepted"} 1"#,
+                r#"gpu_watch_start_attempts_total{cloud="gcp",region="us-central1",gpu="A100-40GB",result="failed"} 1"#,
             ]
         );
         assert_eq!(
@@ -255,12 +263,12 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(r#"gpu_watch_time_to_running_seconds_bucket{cloud="gcp",gpu="A100-40GB",le="300"} 1"#),
+            text.contains(r#"gpu_watch_time_to_running_seconds_bucket{cloud="gcp",region="us-central1",gpu="A100-40GB",le="300"} 1"#),
             "{text}"
         );
         assert!(
             text.contains(
-                r#"gpu_watch_time_to_running_seconds_bucket{cloud="gcp",gpu="A100-40GB",le="60"} 0"#
+                r#"gpu_watch_time_to_running_seconds_bucket{cloud="gcp",region="us-central1",gpu="A100-40GB",le="60"} 0"#
             ),
             "{text}"
         );
