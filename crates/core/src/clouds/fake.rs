@@ -67,6 +67,8 @@ struct State {
 pub struct FakeNodeGroups {
     state: Mutex<State>,
     settle_after: u32,
+    /// Creates settle after this many gets instead (a floor slow to come up).
+    create_settle_after: Option<u32>,
     traits: &'static CloudTraits,
     /// The time its waits see: it moves only when they sleep.
     clock: VirtualClock,
@@ -93,6 +95,7 @@ impl FakeNodeGroups {
         FakeNodeGroups {
             state: Mutex::default(),
             settle_after: 0,
+            create_settle_after: None,
             traits: crate::registry::node_group_rules(cloud).unwrap_or_else(|| {
                 panic!("{cloud} has no node groups: the fake serves aws, azure and gcp")
             }),
@@ -105,6 +108,13 @@ impl FakeNodeGroups {
     /// Groups stay in `Creating`/`Updating`/`Deleting` for `polls` gets.
     pub fn with_settle_after(mut self, polls: u32) -> Self {
         self.settle_after = polls;
+        self
+    }
+
+    /// Created groups stay `Creating` for `polls` gets (other changes settle as set by
+    /// [`FakeNodeGroups::with_settle_after`]): a place slow to bring nodes up.
+    pub fn with_slow_creates(mut self, polls: u32) -> Self {
+        self.create_settle_after = Some(polls);
         self
     }
 
@@ -232,14 +242,6 @@ impl FakeNodeGroups {
         }
     }
 
-    fn transitional(&self, settled: NodeGroupStatus, busy: NodeGroupStatus) -> NodeGroupStatus {
-        if self.settle_after == 0 {
-            settled
-        } else {
-            busy
-        }
-    }
-
     /// The group as this cloud would hold it: its own labels, taints and tags added.
     fn as_held(&self, mut spec: GroupSpec, cluster: &ClusterRef, st: &State) -> GroupSpec {
         match &mut spec.class {
@@ -360,7 +362,10 @@ impl NodeGroups for FakeNodeGroups {
         held.scaling = held.scaling.resolved_against(None);
         let group = NodeGroup {
             id: self.id_of(cluster, &spec.name, st.seq),
-            status: self.transitional(NodeGroupStatus::Active, NodeGroupStatus::Creating),
+            status: match self.create_settle_after.unwrap_or(self.settle_after) {
+                0 => NodeGroupStatus::Active,
+                _ => NodeGroupStatus::Creating,
+            },
             spec: held,
             kubernetes_version: None,
             health: Vec::new(),
@@ -371,7 +376,7 @@ impl NodeGroups for FakeNodeGroups {
             Entry {
                 group,
                 asked: (spec.clone(), token.to_string()),
-                pending: self.settle_after,
+                pending: self.create_settle_after.unwrap_or(self.settle_after),
             },
         );
         Ok(read)

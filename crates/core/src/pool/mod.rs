@@ -10,6 +10,7 @@ pub mod attempt;
 pub mod choose;
 pub mod config;
 pub mod drift;
+pub mod failover;
 pub mod generation;
 pub mod kube;
 pub mod layout;
