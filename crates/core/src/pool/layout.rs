@@ -290,7 +290,10 @@ pub fn price_labels(p: &PricedAs) -> [(String, String); 4] {
         (LABEL_PRICE_SOURCE.into(), label_slug(&origin.source)),
         (
             LABEL_PRICE_AS_OF.into(),
-            origin.as_of.clone().unwrap_or_else(|| "undated".into()),
+            origin
+                .as_of
+                .as_deref()
+                .map_or_else(|| "undated".into(), label_slug),
         ),
     ]
 }
@@ -302,8 +305,11 @@ fn price_value(usd: f64) -> String {
     s.to_string()
 }
 
-/// Free text as a Kubernetes label value: runs of other characters become `_`, at most
-/// 63 characters, starting and ending with a letter or digit (`unknown` when none is left).
+/// Free text as a Kubernetes label value: runs of other characters become `_`, starting
+/// and ending with a letter or digit (`unknown` when none is left), at most 63 characters.
+/// A longer text keeps its first 54 and a `-` and 8 hex digits of a stable hash of the
+/// whole text, so two long texts that share a beginning never read as one; the full text
+/// stays in the resource's attributes.
 pub fn label_slug(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -313,17 +319,15 @@ pub fn label_slug(text: &str) -> String {
             out.push('_');
         }
     }
-    let trimmed: String = out
-        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
-        .chars()
-        .take(63)
-        .collect();
-    let trimmed = trimmed.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
-    if trimmed.is_empty() {
-        "unknown".into()
-    } else {
-        trimmed.to_string()
+    let cleaned = out.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    if cleaned.is_empty() {
+        return "unknown".into();
     }
+    if cleaned.len() <= 63 {
+        return cleaned.to_string();
+    }
+    let head = cleaned[..54].trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    format!("{head}-{:08x}", super::stable_hash::fnv1a(text) as u32)
 }
 
 /// One group with the pool's labels, taints, tags and ownership marker.

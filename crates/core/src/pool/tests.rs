@@ -493,12 +493,28 @@ fn price_labels_are_legal_label_values() {
     );
     assert_eq!(label_slug("  (!) "), "unknown");
     let long = label_slug(&"ab ".repeat(40));
-    assert!(long.len() <= 63 && long.ends_with('b'), "{long}");
+    assert!(long.len() <= 63, "{long}");
+    // A 200-character source: shortened with a stable hash of the whole text, so two
+    // sources that share their first 60 characters still read apart.
+    let a = format!("{}-catalog-a", "x".repeat(190));
+    let b = format!("{}-catalog-b", "x".repeat(190));
+    let (la, lb) = (label_slug(&a), label_slug(&b));
+    assert_eq!(la.len(), 63, "{la}");
+    assert_ne!(la, lb);
+    assert_eq!(la, label_slug(&a), "stable");
+    assert!(
+        la.starts_with(&"x".repeat(54)) && la.as_bytes()[54] == b'-',
+        "{la}"
+    );
+    // A text of exactly 63 characters is kept as it is (today's sources do not change).
+    let exact = "a".repeat(63);
+    assert_eq!(label_slug(&exact), exact);
     for text in [
         "a",
         "-x-",
         "aws-price-list (live, fetched 2026-12-03)",
         &"é".repeat(70),
+        &"a source name from new data, ".repeat(7),
     ] {
         let v = label_slug(text);
         assert_eq!(kube::label_value_problem(&v), None, "{text:?} -> {v}");

@@ -456,13 +456,10 @@ impl AzureVms {
         }
     }
 
-    /// The activity log entries of VM `id` since `since` (unix seconds) that tell a stop's
+    /// The activity log entries of VM `id` since `since` (unix seconds, until now) that tell a stop's
     /// cause, newest first as ARM lists them (at most [`LOG_PAGES`] pages).
     async fn log_of(&self, id: &str, since: i64) -> Result<Vec<LogEntry>, CloudError> {
-        let filter = format!(
-            "eventTimestamp ge '{}' and resourceUri eq '{id}'",
-            format_rfc3339(since)
-        );
+        let filter = activity_filter(id, since, crate::time::unix_now() as i64);
         let mut url = format!(
             "{}&$filter={}&$select={}",
             self.arm.url(
@@ -803,6 +800,17 @@ impl Instances for AzureVms {
     }
 }
 
+/// The activity log `$filter` for VM `id` between `since` and `until` (unix seconds): a
+/// start and an end time, as every documented pattern of the Activity Log API has them
+/// (`eventTimestamp ge '…' and eventTimestamp le '…' and resourceUri eq '…'`).
+fn activity_filter(id: &str, since: i64, until: i64) -> String {
+    format!(
+        "eventTimestamp ge '{}' and eventTimestamp le '{}' and resourceUri eq '{id}'",
+        format_rfc3339(since),
+        format_rfc3339(until.max(since))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -821,6 +829,17 @@ mod tests {
             .iter()
             .filter_map(|(t, op, st)| entry(t, op, st))
             .collect()
+    }
+
+    #[test]
+    fn the_activity_filter_has_a_start_and_an_end() {
+        let f = activity_filter("/subscriptions/s/vm", 1_764_900_000, 1_764_903_600);
+        assert_eq!(
+            f,
+            "eventTimestamp ge '2025-12-05T02:00:00Z' and eventTimestamp le '2025-12-05T03:00:00Z' and resourceUri eq '/subscriptions/s/vm'"
+        );
+        // An end before the start (a clock step) is clamped to the start.
+        assert!(activity_filter("x", 10, 5).contains("le '1970-01-01T00:00:10Z'"));
     }
 
     #[test]

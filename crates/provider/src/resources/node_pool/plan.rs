@@ -6,7 +6,7 @@ use gpu_core::cost::{self, format_usd};
 use gpu_core::pool::generation::Roll;
 use gpu_core::pool::spelling;
 use tfplugin::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
-use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
+use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 
 use super::cloud_blocks;
 use super::desired::{self, Desired, Settings};
@@ -123,10 +123,15 @@ pub fn plan(
     // Measured by an apply that makes groups (a create, a roll, a replacement); any other
     // change keeps the last measure.
     let makes_groups = prior.is_null() || !replace.is_empty() || !rolls.is_empty();
-    let time_to_ready = match PoolModel::of(prior).time_to_ready_seconds {
-        _ if makes_groups => Value::unknown(),
-        Tf::Known(seconds) => Value::number(seconds),
-        _ => Value::Null,
+    // The prior value as stored (a number read back through f64 would not compare equal
+    // to Terraform's decimal, and the plan would never be empty).
+    let time_to_ready = if makes_groups {
+        Value::unknown()
+    } else {
+        prior
+            .get_attr(TIME_TO_READY)
+            .cloned()
+            .unwrap_or(Value::Null)
     };
     set(&mut planned, TIME_TO_READY, time_to_ready);
     if !prior.is_null() && same_apart_from_cost(&planned, prior) {
