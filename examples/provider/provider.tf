@@ -6,7 +6,7 @@ provider "gpu" {
     # endpoints = { eks = "http://127.0.0.1:5000", ec2 = "http://127.0.0.1:5000" }
   }
 
-  # Checked now, used by AKS and GKE node pools in the next release.
+  # Used by AKS node pools, Azure VMs (gpu_instance) and Azure reservations.
   azure {
     subscription_id = "00000000-0000-0000-0000-000000000000"
     tenant_id       = "11111111-1111-1111-1111-111111111111"

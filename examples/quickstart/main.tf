@@ -49,10 +49,12 @@ output "on_demand_alternatives" {
 
 # A node pool placed where its whole bill is lowest: one on-demand node always, up to
 # three spot nodes above it, two nodes running on average. The spot-cheapest region is
-# not the answer when the on-demand floor costs more there. Only AWS for now: pools on
-# AKS and GKE come with the next release. `terraform plan` prices it from the catalog
-# (see the warning line and the cost attributes) without calling AWS; `apply` would
-# create EKS node groups in the cluster named here, with the node role given.
+# not the answer when the on-demand floor costs more there. This example places it on
+# AWS (an EKS cluster is named below); pools run on AKS and GKE the same way, with the
+# cluster's ARM id or GKE path and an `azure {}` or `gcp {}` block. `terraform plan`
+# prices it from the catalog (see the warning line and the cost attributes) without
+# calling AWS; `apply` would create EKS node groups in the cluster named here, with the
+# node role given.
 variable "current_place" {
   description = "Where the pool runs now ({ cloud, region, instance_type }), so that it stays there unless moving saves at least 15% a month; null for a new pool."
   type = object({

@@ -307,6 +307,64 @@ mod tests {
         );
     }
 
+    /// Features that are built: a page that calls one of them "not built", or promises
+    /// anything for the "next release", is false.
+    const BUILT: &[&str] = &[
+        "AKS",
+        "GKE",
+        "node pools that consume a commitment",
+        "gpu_instance",
+        "capacity block",
+    ];
+
+    /// The user-facing text files: README, CHANGELOG's unreleased part, docs/, examples/.
+    fn user_pages() -> Vec<(PathBuf, String)> {
+        let root = repo();
+        let mut out = Vec::new();
+        let mut stack = vec![root.join("docs"), root.join("examples")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("md" | "tf" | "yaml")
+                ) {
+                    out.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+                }
+            }
+        }
+        out.push((
+            root.join("README.md"),
+            std::fs::read_to_string(root.join("README.md")).unwrap(),
+        ));
+        out
+    }
+
+    #[test]
+    fn no_page_calls_a_built_feature_unbuilt_or_promises_a_next_release() {
+        for (path, text) in user_pages() {
+            let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                !flat.to_ascii_lowercase().contains("next release"),
+                "{path:?} promises something for the next release"
+            );
+            for sentence in flat.split(". ") {
+                let lower = sentence.to_ascii_lowercase();
+                if !lower.contains("not built") {
+                    continue;
+                }
+                for built in BUILT {
+                    assert!(
+                        !sentence.contains(built),
+                        "{path:?} says \"{sentence}\", but {built} is built"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_attribute_is_documented() {
         for (path, content) in render(&repo()) {

@@ -14,8 +14,8 @@ use crate::checks;
 pub fn block() -> NestedBlock {
     NestedBlock::single(
         "gcp",
-        Block::new("Settings for Google Cloud, used by node pools on GKE. Credentials come from `access_token` when set, else the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, else Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS` key file, gcloud user credentials, the metadata server).")
-            .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project the pools' clusters are in. When set, a pool whose `cluster` is in another project fails at plan."))
+        Block::new("Settings for Google Cloud, used by node pools on GKE, Compute Engine VMs (`gpu_instance`) and Google Cloud commitments. Credentials come from `access_token` when set, else the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, else Application Default Credentials (`GOOGLE_APPLICATION_CREDENTIALS` key file, gcloud user credentials, the metadata server).")
+            .attribute(Attribute::optional("project", Type::String).describe("Google Cloud project: the default for VMs and commitments; when set, a pool whose `cluster` is in another project fails at plan."))
             .attribute(Attribute::optional("endpoint", Type::String).describe("Endpoint override for the Google Cloud APIs, for emulators and private endpoints.").validate(checks::http_url()))
             .attribute(Attribute::optional("access_token", Type::String).sensitive().describe("An OAuth 2.0 access token to call Google Cloud with, as is (it is not refreshed); default the `GOOGLE_OAUTH_ACCESS_TOKEN` environment variable, then Application Default Credentials. Sensitive: never shown in plans, logs or errors.").validate(token_not_empty())),
     )

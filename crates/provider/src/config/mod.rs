@@ -30,7 +30,7 @@ pub fn schema() -> Schema {
         .block(gcp::block())
         .attribute(
             Attribute::optional("default_labels", Type::map(Type::String))
-                .describe("Cloud tags put on every node pool's cloud resources (EKS node groups), under each pool's own `tags`, for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). They are not Kubernetes node labels: use a pool's `labels` for those. One set works on every cloud.")
+                .describe("Cloud tags (labels on Google Cloud) put on every resource the provider makes (node groups, agent pools and node pools, VMs, commitments), under each resource's own `tags` or `labels`, for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). They are not Kubernetes node labels: use a pool's `labels` for those. One set works on every cloud.")
                 .validate(checks::labels()),
         )
         .attribute(
