@@ -459,7 +459,9 @@ impl AzureVms {
     /// The activity log entries of VM `id` since `since` (unix seconds, until now) that tell a stop's
     /// cause, newest first as ARM lists them (at most [`LOG_PAGES`] pages).
     async fn log_of(&self, id: &str, since: i64) -> Result<Vec<LogEntry>, CloudError> {
-        let filter = activity_filter(id, since, crate::time::unix_now() as i64);
+        // The end a minute ahead: `now` is whole seconds, and an entry of this very second
+        // (or stamped by a clock a little ahead of ours) must still be in.
+        let filter = activity_filter(id, since, crate::time::unix_now() as i64 + 60);
         let mut url = format!(
             "{}&$filter={}&$select={}",
             self.arm.url(
