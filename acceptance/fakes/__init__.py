@@ -35,6 +35,18 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 
+def set_capacity_switches(switches: dict[str, str], changes: dict) -> None:
+    """Applies `changes` ({cluster name or location: "stockout" | "quota" | None}) to a
+    fake's capacity `switches`; None removes a switch."""
+    for where, outcome in changes.items():
+        if outcome is None:
+            switches.pop(where, None)
+        elif outcome in ("stockout", "quota"):
+            switches[where] = outcome
+        else:
+            raise ValueError(f"capacity must be stockout or quota, not {outcome!r}")
+
+
 def now_rfc3339() -> str:
     """UTC now as RFC 3339 with a `Z`, the form both clouds use for timestamps."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds").replace(

@@ -25,7 +25,7 @@ import secrets
 import time
 import uuid
 
-from . import FakeServer, Request, Response, now_rfc3339, request_id
+from . import FakeServer, Request, Response, now_rfc3339, request_id, set_capacity_switches
 from .arm_common import ARM_AUDIENCES  # noqa: F401  (re-exported: ARM's token audiences)
 from .arm_common import (api_version, api_version_form_error, arm_error, authenticate,
                          injected_error, no_registered_provider, unauthorized, wrong_tenant)
@@ -123,13 +123,7 @@ class ArmAks(FakeServer):
         if "fail_next_operation" in s:
             self.fail_next = s.pop("fail_next_operation")
         if "capacity" in s:
-            for where, outcome in s.pop("capacity").items():
-                if outcome is None:
-                    self.capacity.pop(where, None)
-                elif outcome in ("stockout", "quota"):
-                    self.capacity[where] = outcome
-                else:
-                    raise ValueError(f"capacity must be stockout or quota, not {outcome!r}")
+            set_capacity_switches(self.capacity, s.pop("capacity"))
         if "rp_error_shape" in s:
             shape = s.pop("rp_error_shape")
             if shape not in ("wrapped", "flat"):

@@ -27,7 +27,7 @@ import secrets
 import time
 import uuid
 
-from . import FakeServer, Request, Response, now_rfc3339
+from . import FakeServer, Request, Response, now_rfc3339, set_capacity_switches
 from .tokens import TokenRegistry
 
 NAME_RE = re.compile(r"(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)")
@@ -213,13 +213,7 @@ class Gke(FakeServer):
         if "op_seconds" in s:
             self.op_seconds = max(0.0, float(s.pop("op_seconds")))
         if "capacity" in s:
-            for where, outcome in s.pop("capacity").items():
-                if outcome is None:
-                    self.capacity.pop(where, None)
-                elif outcome in ("stockout", "quota"):
-                    self.capacity[where] = outcome
-                else:
-                    raise ValueError(f"capacity must be stockout or quota, not {outcome!r}")
+            set_capacity_switches(self.capacity, s.pop("capacity"))
         if "hold" in s:
             self.hold(**s.pop("hold"))
         super().configure(s)

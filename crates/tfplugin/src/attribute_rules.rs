@@ -23,18 +23,6 @@ impl Block {
             .map(|a| AttributePath::attr(&a.name))
             .collect()
     }
-
-    /// True when some attribute, at any depth, carries a validator (nothing to walk when not).
-    pub fn has_validators(&self) -> bool {
-        self.attributes.iter().any(attribute_has_validators)
-            || self.blocks.iter().any(|b| b.block.has_validators())
-    }
-}
-
-fn attribute_has_validators(a: &Attribute) -> bool {
-    !a.validators.is_empty()
-        || matches!(&a.ty, AttributeType::Nested { attributes, .. }
-            if attributes.iter().any(attribute_has_validators))
 }
 
 fn check_block(block: &Block, object: &Value, at: &AttributePath, diags: &mut Diagnostics) {
@@ -149,7 +137,6 @@ mod tests {
                 .collect();
         assert_eq!(paths, ["size", "rule[1].count"]);
         assert_eq!(d.0[0].detail, "`size` must be one of `s`, `l`; got \"m\".");
-        assert!(block().has_validators());
     }
 
     #[test]

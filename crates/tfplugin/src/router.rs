@@ -265,25 +265,31 @@ impl<P: ProviderBlock> Provider for Router<P> {
     }
 
     async fn validate_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
-        match self.find_resource(type_name) {
-            Ok(r) => {
-                let mut diags = r.schema().block.check(config);
-                diags.extend(r.validate(ValidateRequest::new(config.clone())).await);
-                diags
-            }
-            Err(d) => d,
-        }
+        let Some(r) = self.resources.get(type_name) else {
+            return self.unknown_resource(type_name).into();
+        };
+        // The schema kept at registration: its attribute validators first, then the
+        // resource's own checks.
+        let mut diags = r.schema.block.check(config);
+        diags.extend(
+            r.handler
+                .validate(ValidateRequest::new(config.clone()))
+                .await,
+        );
+        diags
     }
 
     async fn validate_data_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
-        match self.find_data_source(type_name) {
-            Ok(d) => {
-                let mut diags = d.schema().block.check(config);
-                diags.extend(d.validate(ValidateRequest::new(config.clone())).await);
-                diags
-            }
-            Err(d) => d,
-        }
+        let Some(d) = self.data_sources.get(type_name) else {
+            return self.unknown_data_source(type_name).into();
+        };
+        let mut diags = d.schema.block.check(config);
+        diags.extend(
+            d.handler
+                .validate(ValidateRequest::new(config.clone()))
+                .await,
+        );
+        diags
     }
 
     async fn upgrade_resource_state(

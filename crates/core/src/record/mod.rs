@@ -62,6 +62,17 @@ impl EventLine {
         }
     }
 
+    /// A line of kind `event`, now, about the same request as this one (place, resource,
+    /// zone, GPU); outcome, seconds and detail left for the caller.
+    pub fn next(&self, event: &str) -> Self {
+        EventLine {
+            resource: self.resource.clone(),
+            zone: self.zone.clone(),
+            gpu: self.gpu.clone(),
+            ..EventLine::now(event, &self.cloud, &self.region)
+        }
+    }
+
     /// The line as JSON (no newline).
     pub fn json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))

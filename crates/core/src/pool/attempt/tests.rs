@@ -1,45 +1,14 @@
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use super::*;
 use crate::clouds::fake::{FakeNodeGroups, Op};
-use crate::model::{AwsClass, CapacityType, NodeClass, Scaling};
 use crate::seam::{CloudError, NodeGroupStatus};
-use crate::test_support::block_on as run;
+use crate::test_support::{block_on as run, eks_pool as pool};
 
 static C: LazyLock<ClusterRef> = LazyLock::new(|| ClusterRef::Eks {
     region: "us-east-1".into(),
     name: "train-east".into(),
 });
-
-fn group(name: &str, capacity: CapacityType, min: u32, max: u32) -> GroupSpec {
-    GroupSpec {
-        name: name.into(),
-        capacity,
-        machine_types: vec!["p5.48xlarge".into()],
-        scaling: Scaling {
-            min,
-            max,
-            desired: None,
-        },
-        labels: BTreeMap::from([("gpu.tf/pool".into(), "train".into())]),
-        taints: Vec::new(),
-        tags: BTreeMap::new(),
-        class: NodeClass::Aws(AwsClass {
-            node_role: "arn:aws:iam::123456789012:role/node".into(),
-            subnets: Some(vec!["subnet-0a".into()]),
-            ami_type: "AL2023_x86_64_NVIDIA".into(),
-            capacity_reservation: None,
-        }),
-    }
-}
-
-fn pool() -> Vec<GroupSpec> {
-    vec![
-        group("train-od", CapacityType::OnDemand, 1, 1),
-        group("train-spot", CapacityType::Spot, 0, 3),
-    ]
-}
 
 fn attempt(api: &FakeNodeGroups) -> CreateAttempt {
     run(create_new(api, &C, &pool(), &Timeouts::default(), "seed"))

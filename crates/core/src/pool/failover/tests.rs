@@ -1,42 +1,14 @@
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
 use crate::clouds::fake::{FakeNodeGroups, Op};
-use crate::model::{AwsClass, CapacityType, NodeClass, Scaling};
-use crate::test_support::block_on as run;
+use crate::test_support::{block_on as run, eks_pool as pool};
 
 fn cluster(region: &str) -> ClusterRef {
     ClusterRef::Eks {
         region: region.into(),
         name: "train".into(),
     }
-}
-
-fn pool() -> Vec<GroupSpec> {
-    let group = |name: &str, capacity, min, max| GroupSpec {
-        name: name.into(),
-        capacity,
-        machine_types: vec!["p5.48xlarge".into()],
-        scaling: Scaling {
-            min,
-            max,
-            desired: None,
-        },
-        labels: BTreeMap::new(),
-        taints: Vec::new(),
-        tags: BTreeMap::new(),
-        class: NodeClass::Aws(AwsClass {
-            node_role: "arn:aws:iam::123456789012:role/node".into(),
-            subnets: Some(vec!["subnet-0a".into()]),
-            ami_type: "AL2023_x86_64_NVIDIA".into(),
-            capacity_reservation: None,
-        }),
-    };
-    vec![
-        group("train-od", CapacityType::OnDemand, 1, 1),
-        group("train-spot", CapacityType::Spot, 0, 3),
-    ]
 }
 
 fn candidate<'a>(api: &'a FakeNodeGroups, region: &str) -> Candidate<'a> {

@@ -44,14 +44,6 @@ impl<'a> Record<'a> {
         }
     }
 
-    fn line(&self, event: &str) -> EventLine {
-        let mut line = self.base.clone();
-        line.at = EventLine::now(event, "", "").at;
-        line.event = event.to_string();
-        line.detail = None;
-        line
-    }
-
     /// The request.
     pub fn request(&self, diags: &mut Diagnostics) {
         self.append(&self.base, diags);
@@ -59,7 +51,7 @@ impl<'a> Record<'a> {
 
     /// The cloud's capacity answer.
     pub fn capacity(&self, outcome: CapacityOutcome, e: &CloudError, diags: &mut Diagnostics) {
-        let mut line = self.line("capacity");
+        let mut line = self.base.next("capacity");
         line.outcome = Some(outcome.as_str().to_string());
         line.seconds = Some(self.started.elapsed().as_secs_f64());
         line.detail = Some(e.to_string());
@@ -69,7 +61,7 @@ impl<'a> Record<'a> {
     /// The VM running: the seconds since the request, recorded as `ready`.
     pub fn ready(&self, diags: &mut Diagnostics) -> f64 {
         let seconds = (self.started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-        let mut line = self.line("ready");
+        let mut line = self.base.next("ready");
         line.seconds = Some(seconds);
         self.append(&line, diags);
         seconds

@@ -37,13 +37,6 @@ impl<'a> Record<'a> {
         }
     }
 
-    fn line(&self, event: &str) -> EventLine {
-        let mut line = EventLine::now(event, &self.base.cloud, &self.base.region);
-        line.resource = self.base.resource.clone();
-        line.gpu = self.base.gpu.clone();
-        line
-    }
-
     fn append(&self, line: &EventLine, diags: &mut Diagnostics) {
         if let Some(w) = self.settings.clouds.record(line) {
             diags.push(w);
@@ -53,13 +46,13 @@ impl<'a> Record<'a> {
     /// The request, when the apply makes groups.
     pub fn request(&self, diags: &mut Diagnostics) {
         if self.makes_groups {
-            self.append(&self.line("request"), diags);
+            self.append(&self.base.next("request"), diags);
         }
     }
 
     /// The cloud's capacity answer.
     pub fn capacity(&self, refusal: &Refusal, diags: &mut Diagnostics) {
-        let mut line = self.line("capacity");
+        let mut line = self.base.next("capacity");
         line.outcome = Some(refusal.outcome.as_str().to_string());
         line.seconds = Some(self.started.elapsed().as_secs_f64());
         line.detail = Some(format!(
@@ -76,7 +69,7 @@ impl<'a> Record<'a> {
             return None;
         }
         let seconds = (self.started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-        let mut line = self.line("ready");
+        let mut line = self.base.next("ready");
         line.seconds = Some(seconds);
         self.append(&line, diags);
         Some(seconds)
