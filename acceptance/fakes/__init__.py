@@ -27,6 +27,7 @@ import random
 import re
 import ssl
 import threading
+import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
@@ -289,7 +290,7 @@ class FakeServer:
         if path.startswith("/_fake/"):
             return self._control(method, path, body)
         auth = headers.get("Authorization") or ""
-        entry = {"method": method, "path": path, "query": url.query,
+        entry = {"at": time.time(), "method": method, "path": path, "query": url.query,
                  "bearer": auth[:7].lower() == "bearer " and bool(auth[7:].strip()),
                  "status": None}
         request = Request(method, path, parse_qs(url.query, keep_blank_values=True), headers,

@@ -83,6 +83,20 @@ pub fn one_of(allowed: &[&str]) -> Validator {
     .describe(said)
 }
 
+/// A duration such as `15m`, `1h30m` or `90s`, above zero.
+pub fn duration() -> Validator {
+    Validator::with_detail(|name, v| {
+        let s = v.as_str().unwrap_or_default();
+        match tfplugin::timeouts::parse_duration(s) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!(
+                "`{name}` is {s:?}: {e}; write a duration such as \"15m\", \"1h30m\" or \"90s\"."
+            )),
+        }
+    })
+    .describe("Must be a duration above zero such as `\"15m\"`, `\"1h30m\"` or `\"90s\"`.")
+}
+
 /// An http(s) URL.
 pub fn http_url() -> Validator {
     Validator::with_detail(|name, v| {

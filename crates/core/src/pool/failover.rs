@@ -5,8 +5,9 @@
 //! stops the walk at once, with what exists at that place. Every place's answer is kept
 //! as an [`Attempt`].
 //!
-//! This is the engine of `failover`; the resources do not use it yet (the provider builds
-//! one place today and reports a refusal through [`attempt::create_new`]).
+//! [`walk`] tries a list of places; [`try_place`] is one step of it, for callers that
+//! prepare each place only when its turn comes (`gpu_node_pool` connects to a place's
+//! cloud and reads what is there first).
 
 use std::time::{Duration, Instant};
 
@@ -89,6 +90,97 @@ impl Walk {
     }
 }
 
+/// How one place's try ended.
+#[derive(Debug)]
+pub enum PlaceEnd {
+    /// The pool's groups are up there (the run's outcome).
+    Placed(Outcome),
+    /// A capacity answer or a timeout, and the place was cleaned up: try the next.
+    Next,
+    /// An error that stops the walk (not a capacity answer, or a clean-up that failed),
+    /// with what exists at the place.
+    Stopped(Outcome),
+}
+
+/// One place tried: its [`Attempt`], how it ended, and the cloud's capacity refusal
+/// when there was one.
+#[derive(Debug)]
+pub struct Tried {
+    /// The attempt as reported; none when an error that is not about capacity stopped
+    /// the try (that is not an outcome of the vocabulary: it is the apply's error).
+    pub attempt: Option<Attempt>,
+    /// How the try ended.
+    pub end: PlaceEnd,
+    /// The capacity refusal and its clean-up, when the cloud refused.
+    pub refusal: Option<attempt::Refusal>,
+}
+
+/// Tries one place: creates the pool's groups there and waits up to `capacity_wait`
+/// (bounded by `timeouts.create`); a capacity refusal or a timeout is cleaned up.
+pub async fn try_place(
+    c: &Candidate<'_>,
+    timeouts: &Timeouts,
+    capacity_wait: Duration,
+    token_seed: &str,
+) -> Tried {
+    let waiting = Timeouts {
+        create: capacity_wait.min(timeouts.create),
+        ..*timeouts
+    };
+    let started = Instant::now();
+    let tried = attempt::create_new(c.api, &c.cluster, &c.groups, &waiting, token_seed).await;
+    let attempt = |outcome: AttemptOutcome, detail: String| Attempt {
+        cloud: c.cloud,
+        region: c.region.clone(),
+        cluster: c.cluster.id(),
+        outcome,
+        detail,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    if let Some(refusal) = tried.refusal {
+        let a = attempt(
+            AttemptOutcome::Refused(refusal.outcome),
+            format!("{} failed: {}", refusal.error.step, refusal.error.source),
+        );
+        // A failed clean-up stops the walk here, with what exists.
+        let end = match tried.outcome.error {
+            Some(_) => PlaceEnd::Stopped(tried.outcome),
+            None => PlaceEnd::Next,
+        };
+        return Tried {
+            attempt: Some(a),
+            end,
+            refusal: Some(refusal),
+        };
+    }
+    match &tried.outcome.error {
+        None => Tried {
+            attempt: Some(attempt(AttemptOutcome::Ready, String::new())),
+            end: PlaceEnd::Placed(tried.outcome),
+            refusal: None,
+        },
+        Some(e) if matches!(e.source, CloudError::Timeout { .. }) => {
+            let a = attempt(AttemptOutcome::Timeout, e.to_string());
+            let names: Vec<String> = c.groups.iter().map(|g| g.name.clone()).collect();
+            let cleaned = reconcile::destroy(c.api, &c.cluster, &names, timeouts.delete).await;
+            let end = match cleaned.error {
+                Some(_) => PlaceEnd::Stopped(cleaned),
+                None => PlaceEnd::Next,
+            };
+            Tried {
+                attempt: Some(a),
+                end,
+                refusal: None,
+            }
+        }
+        Some(_) => Tried {
+            attempt: None,
+            end: PlaceEnd::Stopped(tried.outcome),
+            refusal: None,
+        },
+    }
+}
+
 /// Tries `candidates` in order until one brings the pool's groups up within
 /// `capacity_wait` (bounded by `timeouts.create`).
 pub async fn walk(
@@ -98,64 +190,23 @@ pub async fn walk(
     token_seed: &str,
 ) -> Walk {
     let mut attempts = Vec::new();
-    let waiting = Timeouts {
-        create: capacity_wait.min(timeouts.create),
-        ..*timeouts
-    };
     for (i, c) in candidates.iter().enumerate() {
-        let started = Instant::now();
-        let tried = attempt::create_new(c.api, &c.cluster, &c.groups, &waiting, token_seed).await;
-        let mut record = |outcome: AttemptOutcome, detail: String| {
-            attempts.push(Attempt {
-                cloud: c.cloud,
-                region: c.region.clone(),
-                cluster: c.cluster.id(),
-                outcome,
-                detail,
-                seconds: started.elapsed().as_secs_f64(),
-            });
-        };
-        if let Some(refusal) = &tried.refusal {
-            record(
-                AttemptOutcome::Refused(refusal.outcome),
-                format!("{} failed: {}", refusal.error.step, refusal.error.source),
-            );
-            if tried.outcome.error.is_some() {
-                // The clean-up failed: stop here, with what exists.
-                return Walk {
-                    attempts,
-                    placed: None,
-                    outcome: Some((i, tried.outcome)),
-                };
-            }
-            continue;
-        }
-        match &tried.outcome.error {
-            None => {
-                record(AttemptOutcome::Ready, String::new());
+        let tried = try_place(c, timeouts, capacity_wait, token_seed).await;
+        attempts.extend(tried.attempt);
+        match tried.end {
+            PlaceEnd::Next => {}
+            PlaceEnd::Placed(outcome) => {
                 return Walk {
                     attempts,
                     placed: Some(i),
-                    outcome: Some((i, tried.outcome)),
+                    outcome: Some((i, outcome)),
                 };
             }
-            Some(e) if matches!(e.source, CloudError::Timeout { .. }) => {
-                record(AttemptOutcome::Timeout, e.to_string());
-                let names: Vec<String> = c.groups.iter().map(|g| g.name.clone()).collect();
-                let cleaned = reconcile::destroy(c.api, &c.cluster, &names, timeouts.delete).await;
-                if cleaned.error.is_some() {
-                    return Walk {
-                        attempts,
-                        placed: None,
-                        outcome: Some((i, cleaned)),
-                    };
-                }
-            }
-            Some(_) => {
+            PlaceEnd::Stopped(outcome) => {
                 return Walk {
                     attempts,
                     placed: None,
-                    outcome: Some((i, tried.outcome)),
+                    outcome: Some((i, outcome)),
                 };
             }
         }

@@ -12,12 +12,13 @@ use gpu_core::seam::{CloudError, ClusterRef, NodeClass, NodeGroup, NodeGroups};
 use tfplugin::provider::ApplyResourceChangeResponse;
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
+use super::apis::{Apis, Sessions};
 use super::desired::{self, Settings};
 use super::groups;
 use super::inputs;
-use super::inputs::connect;
 use super::live_state::state_from_live;
 use super::model::{self, PoolModel};
+use super::places;
 use super::plan::set;
 use super::record::Record;
 
@@ -28,24 +29,110 @@ pub async fn apply(
     settings: &Settings,
     catalog: &Catalog,
 ) -> ApplyResourceChangeResponse {
-    let api = match connect(settings, if planned.is_null() { prior } else { planned }).await {
-        Ok(api) => api,
-        Err(d) => return failed(prior.clone(), d),
-    };
-    apply_with(api.as_ref(), prior, planned, settings, catalog).await
+    apply_with(&Sessions(settings), prior, planned, settings, catalog).await
 }
 
-/// [`apply`] against any [`NodeGroups`] (the tests use the in-memory fake).
+/// [`apply`] with the node-group APIs of `apis` (the tests use in-memory fakes).
 pub async fn apply_with(
-    api: &dyn NodeGroups,
+    apis: &dyn Apis,
     prior: &Value,
     planned: &Value,
     settings: &Settings,
     catalog: &Catalog,
 ) -> ApplyResourceChangeResponse {
     if planned.is_null() {
-        return destroy(api, prior, settings, catalog).await;
+        // The pool is deleted where it runs.
+        let at = places::elsewhere(prior);
+        let view = at
+            .as_ref()
+            .map_or_else(|| prior.clone(), |p| places::at(prior, p));
+        let api = match connect_at(apis, &view).await {
+            Ok(api) => api,
+            Err(d) => return failed(prior.clone(), d),
+        };
+        let mut r = destroy(&*api, &view, settings, catalog).await;
+        places::restore(&mut r.new_state, prior);
+        return r;
     }
+    if planned
+        .get_attr("placement")
+        .is_some_and(|p| matches!(p, Value::Unknown(_)))
+    {
+        return super::failover::apply_walk(apis, prior, planned, settings, catalog).await;
+    }
+    // Not placing: the pool is created, or changed where it runs.
+    let at = if prior.is_null() {
+        None
+    } else {
+        places::elsewhere(prior)
+    };
+    let view = |v: &Value| at.as_ref().map_or_else(|| v.clone(), |p| places::at(v, p));
+    let (prior_at, planned_at) = (view(prior), view(planned));
+    let api = match connect_at(apis, &planned_at).await {
+        Ok(api) => api,
+        Err(d) => return failed(prior.clone(), d),
+    };
+    let mut r = apply_here(&*api, &prior_at, &planned_at, settings, catalog).await;
+    places::restore(&mut r.new_state, planned);
+    if prior.is_null() {
+        placed_here(&mut r.new_state);
+    }
+    r
+}
+
+/// The node-group API of the place pool `v` names.
+pub(super) async fn connect_at<'a>(
+    apis: &'a dyn Apis,
+    v: &Value,
+) -> Result<super::apis::Api<'a>, Diagnostics> {
+    let Some(cloud) = super::inputs::cloud_of(v) else {
+        return Err(super::inputs::unknown_cloud(v));
+    };
+    apis.at(cloud, &super::inputs::region_of(v)).await
+}
+
+/// A pool created at its own place (no `failover`): placed there now, after one attempt
+/// that took its time to ready.
+fn placed_here(state: &mut Value) {
+    let Some(own) = places::own(state) else {
+        return;
+    };
+    let instance_type = state
+        .get_attr("placement")
+        .and_then(|p| p.get_attr("instance_type"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let now = gpu_core::time::format_rfc3339(gpu_core::time::unix_now() as i64);
+    set(
+        state,
+        "placement",
+        own.placement(instance_type, Value::string(now)),
+    );
+    let seconds = state
+        .get_attr(super::plan::TIME_TO_READY)
+        .cloned()
+        .unwrap_or(Value::Null);
+    set(
+        state,
+        "attempts",
+        Value::List(vec![Value::object([
+            ("cloud", Value::string(own.cloud.as_str())),
+            ("region", Value::string(&own.region)),
+            ("outcome", Value::string("ready")),
+            ("detail", Value::string("")),
+            ("seconds", seconds),
+        ])]),
+    );
+}
+
+/// Creates or changes the pool at the place `planned` names, with that place's API.
+pub(super) async fn apply_here(
+    api: &dyn NodeGroups,
+    prior: &Value,
+    planned: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> ApplyResourceChangeResponse {
     let mut diags = Diagnostics::new();
     let timeouts = inputs::timeouts(planned, &mut diags);
     let spec = match desired::validate(planned, catalog) {
@@ -144,19 +231,19 @@ pub async fn apply_with(
 }
 
 /// One apply of one pool: where it runs and what it needs to answer.
-struct ApplyRun<'a> {
-    api: &'a dyn NodeGroups,
-    planned: &'a Value,
-    pool: &'a str,
-    cluster: &'a ClusterRef,
-    settings: &'a Settings,
-    catalog: &'a Catalog,
+pub(super) struct ApplyRun<'a> {
+    pub(super) api: &'a dyn NodeGroups,
+    pub(super) planned: &'a Value,
+    pub(super) pool: &'a str,
+    pub(super) cluster: &'a ClusterRef,
+    pub(super) settings: &'a Settings,
+    pub(super) catalog: &'a Catalog,
 }
 
 impl ApplyRun<'_> {
     /// The apply's answer after a reconcile run: the state of what exists (with the
     /// measured time to ready, when the run made groups), its warnings and its error.
-    fn finish(
+    pub(super) fn finish(
         &self,
         outcome: reconcile::Outcome,
         mut diags: Diagnostics,
@@ -359,7 +446,7 @@ pub(super) fn split_ownership(
 }
 
 /// The error for a group of the pool's name that is not the pool's.
-fn foreign_group(
+pub(super) fn foreign_group(
     api: &dyn NodeGroups,
     cluster: &ClusterRef,
     pool: &str,
@@ -408,7 +495,7 @@ fn record_subnets(state: &mut Value, live: &[NodeGroup]) {
 }
 
 /// Each mutating call of an apply, at debug level (`TF_LOG=debug` shows them).
-fn log_mutations(mutations: &[gpu_core::seam::choke::Mutation]) {
+pub(super) fn log_mutations(mutations: &[gpu_core::seam::choke::Mutation]) {
     for m in mutations {
         tracing::debug!(
             verb = ?m.verb,
@@ -484,7 +571,7 @@ fn ordered_groups(live: &[NodeGroup]) -> Value {
 }
 
 /// A state with every unknown left replaced by null (a new state may hold no unknowns).
-fn null_unknowns(v: Value) -> Value {
+pub(super) fn null_unknowns(v: Value) -> Value {
     match v {
         Value::Unknown(_) => Value::Null,
         Value::Object(m) => {
@@ -498,7 +585,7 @@ fn null_unknowns(v: Value) -> Value {
 }
 
 /// Fails before any change: the state stays as it was.
-fn failed(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
+pub(super) fn failed(state: Value, diagnostics: Diagnostics) -> ApplyResourceChangeResponse {
     ApplyResourceChangeResponse {
         new_state: null_unknowns(state),
         diagnostics,
@@ -517,7 +604,7 @@ pub(super) fn cloud_error(api: &dyn NodeGroups, what: &str, e: Option<&CloudErro
 }
 
 /// Nanoseconds since the epoch in base 36: a fresh idempotency seed per apply.
-fn unique_suffix() -> String {
+pub(super) fn unique_suffix() -> String {
     let mut n = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

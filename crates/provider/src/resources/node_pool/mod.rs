@@ -1,16 +1,20 @@
 //! `gpu_node_pool`: GPU node groups in a managed Kubernetes cluster (EKS, AKS or GKE), with the
 //! cost of every change in the plan and state read from the cloud.
 
+pub mod apis;
 pub mod apply;
 pub mod cloud_blocks;
 pub mod desired;
+pub mod failover;
 pub mod groups;
 pub mod import;
 pub mod inputs;
 pub mod live_state;
 pub mod model;
 pub mod paths;
+pub mod places;
 pub mod plan;
+pub mod plan_places;
 pub mod record;
 pub mod refresh;
 pub mod resource;
@@ -31,6 +35,7 @@ pub const TYPE_NAME: &str = "gpu_node_pool";
 pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
     let mut d = Diagnostics::new();
     inputs::timeouts(config, &mut d);
+    places::check(config, &mut d);
     let pool = model::PoolModel::of(config);
     if let Some(cloud) = pool
         .cloud
@@ -67,3 +72,5 @@ pub fn validate(config: &Value, catalog: &Catalog) -> Diagnostics {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_failover;

@@ -62,6 +62,42 @@ pub struct PoolModel {
     pub time_to_ready_seconds: Tf<f64>,
     /// `monthly_usd` (computed).
     pub monthly_usd: Tf<f64>,
+    /// The `failover` blocks.
+    pub failover: Tf<Vec<Tf<FailoverModel>>>,
+    /// `capacity_wait`.
+    pub capacity_wait: Tf<String>,
+    /// `failback`.
+    pub failback: Tf<String>,
+    /// `placement` (computed).
+    pub placement: Tf<PlacementModel>,
+}
+
+/// One `failover` block.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FailoverModel {
+    /// `cloud`.
+    pub cloud: Tf<String>,
+    /// `region`.
+    pub region: Tf<String>,
+    /// `cluster`.
+    pub cluster: Tf<String>,
+}
+
+/// The computed `placement`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PlacementModel {
+    /// `cloud`.
+    pub cloud: Tf<String>,
+    /// `region`.
+    pub region: Tf<String>,
+    /// `cluster`.
+    pub cluster: Tf<String>,
+    /// `instance_type`.
+    pub instance_type: Tf<String>,
+    /// `since`.
+    pub since: Tf<String>,
 }
 
 /// One `taint` block.

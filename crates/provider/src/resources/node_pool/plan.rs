@@ -14,6 +14,7 @@ use super::groups;
 use super::inputs::{self, text};
 use super::model::{self, PoolModel};
 use super::schema::COST_ATTRIBUTES;
+use super::{places, plan_places};
 
 /// The computed seconds from the first request to the pool's groups ready.
 pub const TIME_TO_READY: &str = "time_to_ready_seconds";
@@ -33,12 +34,80 @@ pub fn plan(
             ..Default::default()
         };
     }
+    let mut checked = Diagnostics::new();
+    places::check(proposed, &mut checked);
+    if checked.has_errors() {
+        return PlanResourceChangeResponse {
+            planned_state: proposed.clone(),
+            diagnostics: checked,
+            ..Default::default()
+        };
+    }
+    // Only a change of identity (cloud, region, cluster, name) replaces the pool; all else
+    // is an update, rolling node groups where needed.
+    let replace =
+        tfplugin::plan::requires_replace_at(prior, proposed, super::schema::replace_paths());
+    let new = prior.is_null() || !replace.is_empty();
+    // A pool on a failover place is planned there, unless this apply moves it.
+    let current = if new { None } else { places::elsewhere(prior) };
+    let moves = current.as_ref().is_some_and(|at| {
+        places::fails_back(proposed) || !places::order(proposed).iter().any(|p| p.same(at))
+    });
+    if let Some(at) = current.as_ref().filter(|_| !moves) {
+        let view = |v: &Value| places::at(v, at);
+        let base = Base {
+            prior: &view(prior),
+            proposed: &view(proposed),
+            config: &view(&req.config),
+            prior_private: &req.prior_private,
+        };
+        let mut r = plan_at(&base, Vec::new(), None, settings, catalog);
+        places::restore(&mut r.planned_state, proposed);
+        if !r.diagnostics.has_errors() {
+            r.diagnostics
+                .push(plan_places::staying(prior, at, proposed));
+        }
+        return r;
+    }
+    let walk = if moves || (new && places::has_failover(proposed)) {
+        Some(current)
+    } else {
+        None
+    };
+    let base = Base {
+        prior,
+        proposed,
+        config: &req.config,
+        prior_private: &req.prior_private,
+    };
+    plan_at(&base, replace, walk, settings, catalog)
+}
+
+/// The values one plan starts from (all at the place planned for).
+struct Base<'a> {
+    prior: &'a Value,
+    proposed: &'a Value,
+    config: &'a Value,
+    prior_private: &'a [u8],
+}
+
+/// Plans the pool at the place its values name. `walk`: the apply may place the pool
+/// (a create with `failover` blocks, or a move back from `Some(current)` failover place),
+/// so where it lands, its groups and its prices are known only after it.
+fn plan_at(
+    base: &Base<'_>,
+    replace: Vec<AttributePath>,
+    walk: Option<Option<places::Place>>,
+    settings: &Settings,
+    catalog: &Catalog,
+) -> PlanResourceChangeResponse {
+    let (prior, proposed, config) = (base.prior, base.proposed, base.config);
     let fail = |diagnostics: Diagnostics| PlanResourceChangeResponse {
         planned_state: proposed.clone(),
         diagnostics,
         ..Default::default()
     };
-    let mut diags = inputs::require_known(&req.config);
+    let mut diags = inputs::require_known(config);
     if diags.has_errors() {
         return fail(diags);
     }
@@ -47,7 +116,7 @@ pub fn plan(
     diags.extend(timeouts_diags);
     // Only what the user wrote counts as pinned; a value from state was a choice.
     let mut cfg_view = proposed.clone();
-    if PoolModel::of(&req.config).instance_types.is_null()
+    if PoolModel::of(config).instance_types.is_null()
         && let Value::Object(m) = &mut cfg_view
     {
         m.insert("instance_types".into(), Value::Null);
@@ -74,19 +143,18 @@ pub fn plan(
             "This pool exists, and which of its node groups roll depends on the commitment it consumes, which is not bought yet: apply the `gpu_commitment` first (`terraform apply -target=gpu_commitment.<name>`), then this pool.",
         );
     }
-    let kept = kept_types(prior, proposed, &req.config);
-    let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
-    // Only a change of identity (cloud, region, cluster, name) replaces the pool; all else
-    // is an update, rolling node groups where needed.
-    let replace =
-        tfplugin::plan::requires_replace_at(prior, proposed, super::schema::replace_paths());
-    // A replacement starts from nothing: no group of the old pool is kept or rolled.
-    let base = if replace.is_empty() {
-        prior
+    // A walk lays the pool out anew wherever it lands: nothing of the prior is kept.
+    let kept = if walk.is_some() {
+        (!pins_instance_types(config)).then(Vec::new)
     } else {
-        &Value::Null
+        kept_types(prior, proposed, config)
     };
-    let rolls = desired::name_groups(&mut want, base);
+    let mut want = desired::with_types(spec, kept, catalog, settings, proposed);
+    // A replacement (or a walk) starts from nothing: no group of the old pool is kept or
+    // rolled.
+    let from_nothing = !replace.is_empty() || walk.is_some();
+    let groups_base = if from_nothing { &Value::Null } else { prior };
+    let rolls = desired::name_groups(&mut want, groups_base);
     // A replacement is priced as a new pool (Terraform plans the create part again with
     // no prior state); the delta against the pool it replaces goes in the warning.
     let prior_cost = if replace.is_empty() {
@@ -108,7 +176,19 @@ pub fn plan(
             Diagnostic::error("Over budget", e.to_string()).at(AttributePath::attr("max_nodes")),
         );
     }
-    check_account(&want, settings, &mut diags);
+    check_account(&want, settings, AttributePath::attr("cluster"), &mut diags);
+    let elsewhere = match &walk {
+        Some(current) => plan_places::price_places(
+            proposed,
+            config,
+            current.as_ref(),
+            prior_cost,
+            settings,
+            catalog,
+            &mut diags,
+        ),
+        None => Vec::new(),
+    };
     if diags.has_errors() {
         return fail(diags);
     }
@@ -118,11 +198,11 @@ pub fn plan(
         prior,
         &want,
         &desired::cost_values(&preview),
-        pins_instance_types(&req.config),
+        pins_instance_types(config),
     );
     // Measured by an apply that makes groups (a create, a roll, a replacement); any other
     // change keeps the last measure.
-    let makes_groups = prior.is_null() || !replace.is_empty() || !rolls.is_empty();
+    let makes_groups = prior.is_null() || from_nothing || !rolls.is_empty();
     // The prior value as stored (a number read back through f64 would not compare equal
     // to Terraform's decimal, and the plan would never be empty).
     let time_to_ready = if makes_groups {
@@ -134,7 +214,21 @@ pub fn plan(
             .unwrap_or(Value::Null)
     };
     set(&mut planned, TIME_TO_READY, time_to_ready);
-    if !prior.is_null() && same_apart_from_cost(&planned, prior) {
+    plan_places::fill_placement(
+        &mut planned,
+        prior,
+        walk.is_some() || new_pool(prior, &replace),
+    );
+    if let Some(current) = &walk {
+        plan_places::unknown_until_placed(&mut planned, pins_instance_types(config));
+        diags.push(plan_places::walk_warning(
+            &want,
+            &preview,
+            &elsewhere,
+            current.as_ref(),
+            prior,
+        ));
+    } else if !prior.is_null() && same_apart_from_cost(&planned, prior) {
         // Nothing changes: keep the prices of the last change, so the plan stays empty.
         for a in COST_ATTRIBUTES.iter().chain(&["node_groups"]) {
             set(
@@ -155,14 +249,24 @@ pub fn plan(
     PlanResourceChangeResponse {
         planned_state: planned,
         requires_replace: replace,
-        planned_private: req.prior_private.clone(),
+        planned_private: base.prior_private.to_vec(),
         diagnostics: diags,
     }
 }
 
+/// Whether the plan makes a new pool (a create or a replacement).
+fn new_pool(prior: &Value, replace: &[AttributePath]) -> bool {
+    prior.is_null() || !replace.is_empty()
+}
+
 /// Refuses a cluster outside the provider's `azure.subscription_id` or `gcp.project`: the
 /// credentials are for that account, and a pool elsewhere is most likely a typo.
-fn check_account(want: &Desired, settings: &Settings, d: &mut Diagnostics) {
+pub(super) fn check_account(
+    want: &Desired,
+    settings: &Settings,
+    path: AttributePath,
+    d: &mut Diagnostics,
+) {
     let Ok(cluster) = gpu_core::seam::ClusterRef::parse(want.spec.cloud, "", &want.spec.cluster)
     else {
         return;
@@ -187,10 +291,10 @@ fn check_account(want: &Desired, settings: &Settings, d: &mut Diagnostics) {
             Diagnostic::error(
                 "Cluster outside the provider's account",
                 format!(
-                    "`cluster` is in {named:?}, but the provider's `{setting}` is {c:?}: use a cluster of {c:?}, or change `{setting}`."
+                    "`{path}` is in {named:?}, but the provider's `{setting}` is {c:?}: use a cluster of {c:?}, or change `{setting}`."
                 ),
             )
-            .at(AttributePath::attr("cluster")),
+            .at(path),
         );
     }
 }
@@ -205,7 +309,7 @@ const STAND_IN: &str = "known-after-apply";
 /// by valid stand-ins: `cluster`, `name`, and a taint's `key` and `effect`. Unlike the cost
 /// inputs, these need not be known to plan (e.g. `cluster = aws_eks_cluster.x.name` in the
 /// configuration that creates the cluster); they are checked once known, at apply.
-fn with_stand_ins(v: &Value) -> Value {
+pub(super) fn with_stand_ins(v: &Value) -> Value {
     let unknown = |v: &Value, name: &str| v.get_attr(name).is_some_and(|x| !x.is_known());
     let mut out = v.clone();
     for name in ["cluster", "name"] {
@@ -251,7 +355,7 @@ fn kept_types(prior: &Value, proposed: &Value, config: &Value) -> Option<Vec<Str
 
 /// Whether the configuration sets `instance_types` (pins them) rather than letting the
 /// provider choose.
-fn pins_instance_types(config: &Value) -> bool {
+pub(super) fn pins_instance_types(config: &Value) -> bool {
     !PoolModel::of(config).instance_types.is_null()
 }
 
@@ -456,7 +560,7 @@ fn cost_warning(
 }
 
 /// `+$1.00` / `-$1.00`.
-fn signed(x: f64) -> String {
+pub(super) fn signed(x: f64) -> String {
     if x < 0.0 {
         format!("-{}", format_usd(-x))
     } else {

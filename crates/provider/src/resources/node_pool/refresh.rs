@@ -13,6 +13,7 @@ use super::desired::{self, Settings};
 use super::inputs::connect;
 use super::live_state::state_from_live;
 use super::model::{self, PoolModel};
+use super::places;
 use super::plan::set;
 
 /// Whether `prior` is a pool on a cloud this version reads live: aws, azure or gcp in any
@@ -30,8 +31,17 @@ pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> Read
             ..Default::default()
         };
     }
-    match connect(settings, prior).await {
-        Ok(api) => read_with(api.as_ref(), prior, settings, catalog).await,
+    // A pool on a failover place is read there.
+    let at = places::elsewhere(prior);
+    let view = at
+        .as_ref()
+        .map_or_else(|| prior.clone(), |p| places::at(prior, p));
+    match connect(settings, &view).await {
+        Ok(api) => {
+            let mut r = read_with(api.as_ref(), &view, settings, catalog).await;
+            places::restore(&mut r.new_state, prior);
+            r
+        }
         Err(diagnostics) => ReadResourceResponse {
             new_state: prior.clone(),
             diagnostics,
@@ -128,6 +138,7 @@ pub async fn read_with(
     let adopt_all = importing && cloud != gpu_core::offer::Cloud::Azure;
     let (live, _) = split_ownership(api, prior, &name, live, adopt_all);
     let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
+    placed_if_unrecorded(&mut state);
     let mut diagnostics = Diagnostics::new();
     if !state.is_null() && PoolModel::of(&state).monthly_usd.is_null() {
         // Imported: price what is live, with no change to report.
@@ -145,6 +156,24 @@ pub async fn read_with(
         diagnostics,
         ..Default::default()
     }
+}
+
+/// `placement` of a pool as read: a pool without one (imported, or made before the
+/// attribute existed) is placed where its own values say, since a time the provider does
+/// not know. The place's instance type follows the pool's `instance_types` as read.
+fn placed_if_unrecorded(state: &mut Value) {
+    if state.is_null() {
+        return;
+    }
+    let first = places::first_type(state);
+    let (at, since) = match places::placement(state) {
+        Some(at) => (at, places::since(state)),
+        None => match places::own(state) {
+            Some(own) => (own, Value::Null),
+            None => return,
+        },
+    };
+    set(state, "placement", at.placement(first, since));
 }
 
 /// Cost attributes of an imported pool (delta 0: importing changes nothing).

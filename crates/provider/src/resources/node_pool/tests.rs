@@ -15,17 +15,17 @@ use super::plan::plan;
 use super::refresh::read_with;
 use super::*;
 
-const ROLE: &str = "arn:aws:iam::123456789012:role/eks-node";
+pub(super) const ROLE: &str = "arn:aws:iam::123456789012:role/eks-node";
 
 /// p5.48xlarge in us-east-1: on-demand 55.04, cheapest spot (use1-az3) 20.9934.
 const OD: f64 = 55.04;
 const SPOT: f64 = 20.9934;
 
-fn catalog() -> &'static Catalog {
+pub(super) fn catalog() -> &'static Catalog {
     Catalog::embedded()
 }
 
-fn settings() -> Settings {
+pub(super) fn settings() -> Settings {
     Settings {
         default_labels: BTreeMap::from([("team".to_string(), "ml".to_string())]),
         ..Settings::default()
@@ -33,7 +33,7 @@ fn settings() -> Settings {
 }
 
 /// An object of the resource's type with every attribute null but `pairs`.
-fn object(pairs: Vec<(&str, Value)>) -> Value {
+pub(super) fn object(pairs: Vec<(&str, Value)>) -> Value {
     let Type::Object(o) = schema().value_type() else {
         unreachable!()
     };
@@ -49,12 +49,12 @@ fn object(pairs: Vec<(&str, Value)>) -> Value {
     Value::Object(m)
 }
 
-fn list(items: &[&str]) -> Value {
+pub(super) fn list(items: &[&str]) -> Value {
     Value::List(items.iter().map(|s| Value::string(*s)).collect())
 }
 
 /// The example pool: H100 × 8, 1–4 nodes, one on-demand, the rest spot.
-fn config() -> Value {
+pub(super) fn config() -> Value {
     object(vec![
         ("cloud", Value::string("aws")),
         ("region", Value::string("us-east-1")),
@@ -91,14 +91,14 @@ fn config() -> Value {
     ])
 }
 
-fn with(mut v: Value, name: &str, value: Value) -> Value {
+pub(super) fn with(mut v: Value, name: &str, value: Value) -> Value {
     plan::set(&mut v, name, value);
     v
 }
 
 /// What Terraform proposes: the config, with computed values (and optional+computed ones
 /// left unset) taken from the prior state.
-fn proposed(config: &Value, prior: &Value) -> Value {
+pub(super) fn proposed(config: &Value, prior: &Value) -> Value {
     if prior.is_null() {
         return config.clone();
     }
@@ -133,7 +133,10 @@ fn proposed(config: &Value, prior: &Value) -> Value {
     p
 }
 
-fn plan_of(config: &Value, prior: &Value) -> tfplugin::provider::PlanResourceChangeResponse {
+pub(super) fn plan_of(
+    config: &Value,
+    prior: &Value,
+) -> tfplugin::provider::PlanResourceChangeResponse {
     plan(
         &PlanResourceChangeRequest {
             type_name: TYPE_NAME.into(),
@@ -149,14 +152,14 @@ fn plan_of(config: &Value, prior: &Value) -> tfplugin::provider::PlanResourceCha
     )
 }
 
-fn num(v: &Value, name: &str) -> f64 {
+pub(super) fn num(v: &Value, name: &str) -> f64 {
     v.get_attr(name)
         .and_then(Value::as_number)
         .map(|n| n.as_f64())
         .unwrap_or_else(|| panic!("{name} is not a number: {:?}", v.get_attr(name)))
 }
 
-fn errors(d: &tfplugin::Diagnostics) -> Vec<(String, String)> {
+pub(super) fn errors(d: &tfplugin::Diagnostics) -> Vec<(String, String)> {
     d.0.iter()
         .filter(|x| x.is_error())
         .map(|x| {
@@ -172,14 +175,14 @@ fn errors(d: &tfplugin::Diagnostics) -> Vec<(String, String)> {
 }
 
 /// The example pools' cluster.
-fn east() -> gpu_core::seam::ClusterRef {
+pub(super) fn east() -> gpu_core::seam::ClusterRef {
     gpu_core::seam::ClusterRef::Eks {
         region: "us-east-1".into(),
         name: "train-east".into(),
     }
 }
 
-fn fake() -> FakeNodeGroups {
+pub(super) fn fake() -> FakeNodeGroups {
     let f = FakeNodeGroups::new();
     f.set_cluster_subnets(
         &east(),
@@ -189,7 +192,7 @@ fn fake() -> FakeNodeGroups {
 }
 
 /// Plan and apply `config` over `prior`; returns the new state.
-async fn plan_apply(api: &dyn NodeGroups, config: &Value, prior: &Value) -> Value {
+pub(super) async fn plan_apply(api: &dyn apis::Apis, config: &Value, prior: &Value) -> Value {
     let p = plan_of(config, prior);
     assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
     let r = apply_with(api, prior, &p.planned_state, &settings(), catalog()).await;

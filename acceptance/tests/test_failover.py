@@ -1,0 +1,176 @@
+"""examples/failover applied for real: a pool whose own place (a GKE cluster) answers
+with a stockout lands on its failover place (an AKS cluster), with the GKE and AKS fakes'
+own state checked after each step; the next plan is empty and warns where the pool runs;
+every place out is one error listing each attempt, with nothing left anywhere; and
+`failback = "on_apply"` moves the pool back new-before-old once GKE has capacity again.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cloud_fakes import start_azure, start_gcp
+
+EXAMPLE = "failover"
+ADDR = "gpu_node_pool.train"
+# The catalog's 8x H100 sizes in eastus, allowed in the fake's cluster.
+AZURE_H100 = ["Standard_ND96is_H100_v5", "Standard_ND96is_flex_H100_v5",
+              "Standard_ND96is_noIB_H100_v5", "Standard_ND96isf_H100_v5",
+              "Standard_ND96isr_H100_v5"]
+
+
+@pytest.fixture(scope="module")
+def clouds(tmp_path_factory):
+    azure = start_azure(tmp_path_factory.mktemp("azure"))
+    azure.arm.configure({"polls": 1, "retry_after": 1})
+    gcp = start_gcp(tmp_path_factory.mktemp("gcp"))
+    gcp.gke.configure({"polls": 0})
+    yield azure, gcp
+    for f in (azure.arm, azure.aad, gcp.gke, gcp.oauth):
+        f.stop()
+
+
+def flat(res) -> str:
+    """The output with Terraform's line wrapping and box margins folded into spaces."""
+    return " ".join(res.output.replace("│", " ").split())
+
+
+def gpu_pools(pools: dict) -> set[str]:
+    """The names of a cluster's pools made by the provider (the seeded system pools left
+    out: they carry no GPU)."""
+    out = set()
+    for name, p in pools.items():
+        props = p.get("properties", p)
+        config = p.get("config", {})
+        if config.get("accelerators") or props.get("tags", {}).get("gpu-tf-pool"):
+            out.add(name)
+    return out
+
+
+def setup(terraform, clouds, tmp_path, what: str, **variables):
+    azure, gcp = clouds
+    v = terraform.version.replace(".", "")
+    terraform.env = gcp.env(azure.env(terraform.env))
+    events = tmp_path / "events.jsonl"
+    terraform.env = {**terraform.env, "GPU_TF_EVENTS_FILE": str(events)}
+    gke_name, aks_name = f"{what}-gke-tf{v}", f"{what}-aks-tf{v}"
+    gke_id = gcp.cluster(gke_name)
+    aks_id = azure.cluster(aks_name, vm_sizes=AZURE_H100)
+    tfvars = {"gke_cluster": gke_id, "aks_cluster_id": aks_id,
+              "azure_endpoint": azure.arm.url, "gcp_endpoint": gcp.gke.url, **variables}
+    wd = terraform.workdir(EXAMPLE, files={"terraform.tfvars.json": json.dumps(tfvars)})
+    return wd, gke_name, aks_name, gke_id, aks_id, events
+
+
+def test_a_stockout_on_gke_lands_on_aks_and_later_plans_are_empty(terraform, clouds,
+                                                                  tmp_path):
+    azure, gcp = clouds
+    wd, gke, aks, gke_id, aks_id, events = setup(terraform, clouds, tmp_path, "fo")
+    plan = wd.run("plan")
+    text = flat(plan)
+    assert "at gcp us-central1" in text and "if it fails over to azure eastus" in text, text
+    assert "gcp us-central1 → azure eastus" in text, text
+
+    gcp.gke.configure({"capacity": {gke: "stockout"}})
+    try:
+        res = wd.run("apply")
+    finally:
+        gcp.gke.configure({"capacity": {gke: None}})
+    state = wd.resource(ADDR)
+    # Where it landed, and what each place answered.
+    assert state["placement"]["cloud"] == "azure", state["placement"]
+    assert state["placement"]["cluster"] == aks_id
+    assert state["placement"]["instance_type"].startswith("Standard_ND96"), state["placement"]
+    assert state["placement"]["since"], state["placement"]
+    outcomes = [(a["cloud"], a["region"], a["outcome"]) for a in state["attempts"]]
+    assert outcomes == [("gcp", "us-central1", "stockout"), ("azure", "eastus", "ready")], \
+        state["attempts"]
+    assert "GCE_STOCKOUT" in state["attempts"][0]["detail"], state["attempts"]
+    # The user's own place stays as written; the pool is AKS's.
+    assert state["cloud"] == "gcp" and state["cluster"] == gke_id
+    assert state["id"].startswith("azure/"), state["id"]
+    assert state["time_to_ready_seconds"] > 0
+    # GKE was left as it was, AKS holds the pool's two agent pools.
+    assert gpu_pools(gcp.pools(gke)) == set(), gcp.pools(gke)
+    assert len(gpu_pools(azure.pools(aks))) == 2, azure.pools(aks)
+    print("apply output:\n", res.output)
+    print("attempts:", json.dumps(state["attempts"], indent=2))
+
+    # Sticky: the next plan is empty, with a warning that says where and why.
+    plan = wd.run("plan", "-detailed-exitcode", rc=0)
+    text = flat(plan)
+    assert "runs on its failover place azure eastus" in text, text
+    assert "gcp us-central1 answered stockout" in text, text
+
+    # The record: request and stockout at GKE, failover, request and ready at AKS.
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [(e["event"], e["cloud"]) for e in lines] == [
+        ("request", "gcp"), ("capacity", "gcp"), ("failover", "azure"),
+        ("request", "azure"), ("ready", "azure")], lines
+    assert lines[1]["outcome"] == "stockout"
+    assert lines[-1]["seconds"] == state["time_to_ready_seconds"]
+
+    wd.run("destroy")
+    assert gpu_pools(azure.pools(aks)) == set(), azure.pools(aks)
+    assert wd.state_resources() == []
+
+
+def test_every_place_out_is_one_error_and_nothing_is_left_anywhere(terraform, clouds,
+                                                                   tmp_path):
+    azure, gcp = clouds
+    wd, gke, aks, gke_id, aks_id, _ = setup(terraform, clouds, tmp_path, "fx")
+    gcp.gke.configure({"capacity": {gke: "stockout"}})
+    azure.arm.configure({"capacity": {aks: "quota"}})
+    try:
+        res = wd.fails("apply")
+    finally:
+        gcp.gke.configure({"capacity": {gke: None}})
+        azure.arm.configure({"capacity": {aks: None}})
+    text = flat(res)
+    assert "No GPU capacity for gpu_node_pool `train` at any of its 2 places" in text, text
+    assert f"gcp us-central1 (cluster {gke_id}): stockout" in text, text
+    assert f"azure eastus (cluster {aks_id}): quota" in text, text
+    assert text.count("Error:") == 1, text
+    assert gpu_pools(gcp.pools(gke)) == set(), gcp.pools(gke)
+    assert gpu_pools(azure.pools(aks)) == set(), azure.pools(aks)
+    assert wd.state_resources() == []
+
+
+def test_failback_on_apply_returns_new_before_old(terraform, clouds, tmp_path):
+    azure, gcp = clouds
+    wd, gke, aks, gke_id, aks_id, events = setup(terraform, clouds, tmp_path, "fb",
+                                                 failback="on_apply")
+    gcp.gke.configure({"capacity": {gke: "stockout"}})
+    try:
+        wd.run("apply")
+        assert wd.resource(ADDR)["placement"]["cloud"] == "azure"
+        # GKE still out: the plan says it tries to return; the apply stays and says so.
+        plan = wd.run("plan", "-detailed-exitcode", rc=2)
+        assert "tries to return to gcp us-central1" in flat(plan), plan.output
+        res = wd.run("apply")
+        assert "stays on azure eastus" in flat(res), res.output
+        assert wd.resource(ADDR)["placement"]["cloud"] == "azure"
+        assert gpu_pools(gcp.pools(gke)) == set(), gcp.pools(gke)
+    finally:
+        gcp.gke.configure({"capacity": {gke: None}})
+    # GKE has capacity again: created there first, then deleted from AKS.
+    wd.run("apply")
+    state = wd.resource(ADDR)
+    assert state["placement"]["cloud"] == "gcp", state["placement"]
+    assert [a["outcome"] for a in state["attempts"]] == ["ready"]
+    assert len(gpu_pools(gcp.pools(gke))) == 2, gcp.pools(gke)
+    assert gpu_pools(azure.pools(aks)) == set(), azure.pools(aks)
+    # New before old: the last GKE create came before the first AKS delete of the move.
+    gke_creates = [r["at"] for r in gcp.requests(gke)
+                   if r["method"] == "POST" and r["path"].endswith("/nodePools")]
+    aks_deletes = [r["at"] for r in azure.requests(aks) if r["method"] == "DELETE"]
+    assert gke_creates and aks_deletes and max(gke_creates) < min(aks_deletes), \
+        (gke_creates, aks_deletes)
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert any(e["event"] == "failback" and e["cloud"] == "gcp" for e in lines), lines
+    # Home again: plans are empty, failback or not.
+    wd.assert_plan_empty()
+    wd.run("destroy")
+    assert gpu_pools(gcp.pools(gke)) == set()
