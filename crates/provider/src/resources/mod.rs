@@ -3,3 +3,4 @@
 pub mod commitment;
 pub mod instance;
 pub mod node_pool;
+pub mod placing;

@@ -21,6 +21,7 @@ use super::model::{self, PoolModel};
 use super::places;
 use super::plan::set;
 use super::record::Record;
+use crate::resources::placing;
 
 /// Creates, updates or destroys the pool so the cloud matches `planned`.
 pub async fn apply(
@@ -97,32 +98,18 @@ fn placed_here(state: &mut Value) {
     let Some(own) = places::own(state) else {
         return;
     };
-    let instance_type = state
-        .get_attr("placement")
-        .and_then(|p| p.get_attr("instance_type"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let now = gpu_core::time::format_rfc3339(gpu_core::time::unix_now() as i64);
+    let instance_type = places::first_type(state);
     set(
         state,
         "placement",
-        own.placement(instance_type, Value::string(now)),
+        own.placement(instance_type, placing::now()),
     );
     let seconds = state
         .get_attr(super::plan::TIME_TO_READY)
         .cloned()
         .unwrap_or(Value::Null);
-    set(
-        state,
-        "attempts",
-        Value::List(vec![Value::object([
-            ("cloud", Value::string(own.cloud.as_str())),
-            ("region", Value::string(&own.region)),
-            ("outcome", Value::string("ready")),
-            ("detail", Value::string("")),
-            ("seconds", seconds),
-        ])]),
-    );
+    let ready = placing::attempt_value(own.cloud.as_str(), &own.region, "ready", "", seconds);
+    set(state, "attempts", Value::List(vec![ready]));
 }
 
 /// Creates or changes the pool at the place `planned` names, with that place's API.

@@ -27,6 +27,7 @@ use super::model::{self, PoolModel};
 use super::places::{self, Place};
 use super::plan::{TIME_TO_READY, set};
 use super::record::Record;
+use crate::resources::placing::{self, attempt_lines, now};
 
 /// A place ready to be tried: the pool at that place, laid out for its cloud.
 struct Prepared<'a> {
@@ -46,7 +47,7 @@ pub async fn apply_walk(
 ) -> ApplyResourceChangeResponse {
     let mut diags = Diagnostics::new();
     let timeouts = inputs::timeouts(planned, &mut diags);
-    let wait = places::capacity_wait(planned);
+    let wait = placing::capacity_wait(planned);
     let name = model::text(&PoolModel::of(planned).name);
     let current = if prior.is_null() {
         None
@@ -182,13 +183,6 @@ pub async fn apply_walk(
     }
 }
 
-/// Now, RFC 3339.
-fn now() -> Value {
-    Value::string(gpu_core::time::format_rfc3339(
-        gpu_core::time::unix_now() as i64
-    ))
-}
-
 /// Connects to `place` and reads what is there: the pool laid out for its cloud, no
 /// stranger's group in the way, and leftovers of the pool's own from an interrupted walk
 /// deleted (they are in no state).
@@ -319,7 +313,7 @@ fn resolve(
     }
     let first = places::first_type(&v);
     set(&mut v, "placement", place.placement(first, since));
-    set(&mut v, "attempts", places::attempts_value(attempts));
+    set(&mut v, "attempts", placing::attempts_value(attempts));
     if !time_to_ready.is_known() {
         set(&mut v, TIME_TO_READY, Value::unknown());
     } else {
@@ -340,7 +334,7 @@ fn stopped(
     if !attempts.is_empty() {
         diags.push(Diagnostic::warning(
             "Places tried before the error",
-            attempt_lines(attempts),
+            attempt_lines(attempts, "cluster"),
         ));
     }
     failed(
@@ -353,29 +347,6 @@ fn stopped(
     )
 }
 
-/// The attempts, one line each.
-fn attempt_lines(attempts: &[Attempt]) -> String {
-    attempts
-        .iter()
-        .map(|a| {
-            let detail = if a.detail.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", a.detail)
-            };
-            format!(
-                "- {} {} (cluster {}): {} after {:.1} s{detail}",
-                a.cloud,
-                a.region,
-                a.cluster,
-                a.outcome.as_str(),
-                a.seconds
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The error when every place said no: each attempt with its outcome.
 fn no_place(name: &str, attempts: &[Attempt]) -> Diagnostic {
     Diagnostic::error(
@@ -385,7 +356,7 @@ fn no_place(name: &str, attempts: &[Attempt]) -> Diagnostic {
         ),
         format!(
             "Tried in order:\n{}\nNothing of the pool is left at any of them, and it is not in the state. Add a `failover` place, allow other instance types, raise the quota, or try later.",
-            attempt_lines(attempts)
+            attempt_lines(attempts, "cluster")
         ),
     )
     .at(AttributePath::attr("failover"))
@@ -526,7 +497,7 @@ async fn stay(
     let allowed = places::order(planned).iter().any(|p| p.same(at));
     let said = format!(
         "No earlier place had capacity:\n{}\nEverything made there was deleted again. The pool keeps running on {} (cluster {}).",
-        attempt_lines(attempts),
+        attempt_lines(attempts, "cluster"),
         at.label(),
         at.cluster
     );

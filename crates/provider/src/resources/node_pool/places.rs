@@ -3,22 +3,13 @@
 //! and a pool's object as seen at one place (its cloud, region and cluster replaced), so
 //! the code that plans, applies and reads one place serves every place.
 
-use std::time::Duration;
-
 use gpu_core::offer::Cloud;
-use gpu_core::pool::failover::Attempt;
 use gpu_core::pool::spelling;
 use gpu_core::seam::ClusterRef;
 use tfplugin::{AttributePath, Diagnostics, Tf, Type, Value};
 
 use super::model::{self, PoolModel};
 use super::plan::set;
-
-/// How long a place may take to bring the pool up when `capacity_wait` is unset.
-pub const DEFAULT_CAPACITY_WAIT: Duration = Duration::from_secs(15 * 60);
-
-/// The `failback` words.
-pub const FAILBACK_WORDS: [&str; 2] = ["never", "on_apply"];
 
 /// The attributes a place replaces in the pool's object, and which the state keeps as
 /// the user wrote them.
@@ -177,18 +168,6 @@ pub fn restore(state: &mut Value, from: &Value) {
     }
 }
 
-/// `capacity_wait`, or its default (an unparsable value was refused at validate).
-pub fn capacity_wait(v: &Value) -> Duration {
-    model::opt(&PoolModel::of(v).capacity_wait)
-        .and_then(|s| tfplugin::timeouts::parse_duration(&s).ok())
-        .unwrap_or(DEFAULT_CAPACITY_WAIT)
-}
-
-/// Whether `failback = "on_apply"`.
-pub fn fails_back(v: &Value) -> bool {
-    model::opt(&PoolModel::of(v).failback).as_deref() == Some("on_apply")
-}
-
 /// The cty type of `placement`.
 pub fn placement_type() -> Type {
     Type::object([
@@ -198,35 +177,6 @@ pub fn placement_type() -> Type {
         ("instance_type", Type::String),
         ("since", Type::String),
     ])
-}
-
-/// The cty type of one `attempts` element.
-pub fn attempt_type() -> Type {
-    Type::object([
-        ("cloud", Type::String),
-        ("region", Type::String),
-        ("outcome", Type::String),
-        ("detail", Type::String),
-        ("seconds", Type::Number),
-    ])
-}
-
-/// `attempts` from the walk's attempts (seconds to the tenth).
-pub fn attempts_value(attempts: &[Attempt]) -> Value {
-    Value::List(
-        attempts
-            .iter()
-            .map(|a| {
-                Value::object([
-                    ("cloud", Value::string(a.cloud.as_str())),
-                    ("region", Value::string(&a.region)),
-                    ("outcome", Value::string(a.outcome.as_str())),
-                    ("detail", Value::string(&a.detail)),
-                    ("seconds", Value::number((a.seconds * 10.0).round() / 10.0)),
-                ])
-            })
-            .collect(),
-    )
 }
 
 /// Checks the `failover` blocks of `config` (validate and plan): each a cloud with node
@@ -376,6 +326,8 @@ mod tests {
 
     #[test]
     fn attempts_read_as_the_walk_reported_them() {
+        use crate::resources::placing::attempts_value;
+        use gpu_core::pool::failover::Attempt;
         let a = Attempt {
             cloud: Cloud::Gcp,
             region: "us-central1".into(),

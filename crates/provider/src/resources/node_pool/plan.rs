@@ -51,7 +51,8 @@ pub fn plan(
     // A pool on a failover place is planned there, unless this apply moves it.
     let current = if new { None } else { places::elsewhere(prior) };
     let moves = current.as_ref().is_some_and(|at| {
-        places::fails_back(proposed) || !places::order(proposed).iter().any(|p| p.same(at))
+        crate::resources::placing::fails_back(proposed)
+            || !places::order(proposed).iter().any(|p| p.same(at))
     });
     if let Some(at) = current.as_ref().filter(|_| !moves) {
         let view = |v: &Value| places::at(v, at);

@@ -247,23 +247,7 @@ fn since_text(prior: &Value) -> String {
 /// earlier places' answers), and how to go back.
 pub fn staying(prior: &Value, at: &Place, proposed: &Value) -> Diagnostic {
     let name = model::text(&super::model::PoolModel::of(proposed).name);
-    let answers: Vec<String> = match prior.get_attr("attempts") {
-        Some(Value::List(items)) => items
-            .iter()
-            .filter(|a| a.get_attr("outcome").and_then(Value::as_str) != Some("ready"))
-            .map(|a| {
-                let s = |k: &str| a.get_attr(k).and_then(Value::as_str).unwrap_or("");
-                format!(
-                    "{} {} answered {} ({})",
-                    s("cloud"),
-                    s("region"),
-                    s("outcome"),
-                    s("detail")
-                )
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let answers = crate::resources::placing::earlier_answers(prior);
     let why = if answers.is_empty() {
         String::new()
     } else {
