@@ -119,8 +119,14 @@ impl Instances for FakeInstances {
     }
 
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {
+        // An id in the cloud's own shape, as a real lookup returns.
+        let id = match self.cloud {
+            Cloud::Aws => "ami-0123456789abcdef0".to_string(),
+            Cloud::Azure => "microsoft-dsvm:ubuntu-hpc:2204:latest".to_string(),
+            _ => format!("projects/fake-images/global/images/gpu-{region}"),
+        };
         Ok(ImageRef {
-            id: format!("fake-gpu-image-{region}"),
+            id,
             description: "the fake cloud's GPU image".into(),
         })
     }

@@ -266,3 +266,47 @@ pub trait Instances: Send + Sync {
     /// it: an EC2 persistent spot request); returns once the cloud accepted it.
     async fn delete(&self, id: &str) -> Result<(), CloudError>;
 }
+
+/// A shared client is a client (tests hand one fake to every place through a connector).
+#[async_trait]
+impl<T: Instances + ?Sized> Instances for std::sync::Arc<T> {
+    fn cloud(&self) -> Cloud {
+        (**self).cloud()
+    }
+
+    async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {
+        (**self).default_image(region).await
+    }
+
+    async fn launch(&self, spec: &LaunchSpec) -> Result<LiveInstance, CloudError> {
+        (**self).launch(spec).await
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<LiveInstance>, CloudError> {
+        (**self).get(id).await
+    }
+
+    async fn find(&self, spec: &LaunchSpec) -> Result<Option<LiveInstance>, CloudError> {
+        (**self).find(spec).await
+    }
+
+    async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
+        (**self).list_managed().await
+    }
+
+    async fn start(&self, id: &str) -> Result<(), CloudError> {
+        (**self).start(id).await
+    }
+
+    async fn set_labels(
+        &self,
+        id: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), CloudError> {
+        (**self).set_labels(id, labels).await
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), CloudError> {
+        (**self).delete(id).await
+    }
+}

@@ -3,6 +3,7 @@
 //! and the read that reports a reclaim as `stopped_by_reclaim`, never as drift.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use gpu_core::catalog::Catalog;
 use gpu_core::instance::{
@@ -13,11 +14,13 @@ use tfplugin::provider::{ApplyResourceChangeResponse, ReadResourceResponse};
 use tfplugin::{Diagnostic, Diagnostics, Value};
 
 use super::model::InstanceModel;
+use super::places;
 use super::plan::TIME_TO_READY;
 use super::plan::{place_of, same_meaning, set};
 use super::record::Record;
 use super::{FIXED, Settings, core_config};
 use crate::model_values::{flag, opt, text, whole};
+use crate::resources::placing;
 use gpu_core::seam::ConnectInstances as Connector;
 use gpu_core::seam::{CapacityOutcome, CloudError};
 
@@ -33,8 +36,90 @@ fn error(summary: &str, detail: impl Into<String>) -> Diagnostics {
     Diagnostics::from(Diagnostic::error(summary, detail.into()))
 }
 
-/// Applies the planned change through `connector`.
+/// Applies the planned change through `connector`: where the VM runs (its `placement`),
+/// or, when the plan left where to the apply, by walking its places.
 pub async fn apply(
+    prior: &Value,
+    planned: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+    connector: &dyn Connector,
+) -> ApplyResourceChangeResponse {
+    if planned
+        .get_attr("placement")
+        .is_some_and(|p| matches!(p, Value::Unknown(_)))
+    {
+        return super::failover::apply_walk(prior, planned, settings, catalog, connector).await;
+    }
+    let at = places::elsewhere(prior);
+    let view = |v: &Value| match &at {
+        Some(p) if !v.is_null() => places::at(v, p),
+        _ => v.clone(),
+    };
+    let (prior_at, planned_at) = (view(prior), view(planned));
+    let mut r = apply_here(&prior_at, &planned_at, settings, catalog, connector).await;
+    let placed_now = planned
+        .get_attr("placement")
+        .and_then(|p| p.get_attr("since"))
+        .is_some_and(|s| !s.is_known());
+    if placed_now && !r.new_state.is_null() && !r.diagnostics.has_errors() {
+        let placement = super::failover::placement_of(&r.new_state, placing::now());
+        let m = InstanceModel::of(&r.new_state);
+        let seconds = r
+            .new_state
+            .get_attr(TIME_TO_READY)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let ready = placing::attempt_value(&text(&m.cloud), &text(&m.region), "ready", "", seconds);
+        set(&mut r.new_state, "placement", placement);
+        set(&mut r.new_state, "attempts", Value::List(vec![ready]));
+    }
+    if at.is_some() {
+        places::restore(
+            &mut r.new_state,
+            if planned.is_null() { prior } else { planned },
+        );
+    }
+    r
+}
+
+/// A failback that found no earlier place: the VM stays at `at`, with the planned labels.
+pub(super) async fn relabel_at(
+    prior: &Value,
+    planned: &Value,
+    at: &places::VmPlace,
+    settings: &Settings,
+    connector: &dyn Connector,
+) -> ApplyResourceChangeResponse {
+    let prior_at = places::at(prior, at);
+    // What the plan left to a new VM stays as the one that runs.
+    let mut planned_at = places::at(planned, at);
+    if let (Value::Object(p), Value::Object(old)) = (&mut planned_at, &prior_at) {
+        for (k, v) in p.iter_mut() {
+            if !v.is_wholly_known() {
+                *v = old.get(k).cloned().unwrap_or(Value::Null);
+            }
+        }
+    }
+    let Some(place) = place_of(&prior_at, None, settings) else {
+        return done(
+            prior.clone(),
+            error("Invalid cloud", "the VM's place is not readable"),
+        );
+    };
+    let mut r = match connector.instances(&place).await {
+        Ok(cloud) => relabel(&prior_at, &planned_at, settings, cloud.as_ref()).await,
+        Err(e) => done(
+            prior_at.clone(),
+            error(&format!("Cannot connect to {}", place.cloud), e.to_string()),
+        ),
+    };
+    places::restore(&mut r.new_state, prior);
+    r
+}
+
+/// Applies the planned change at the place `planned` (and `prior`) name.
+async fn apply_here(
     prior: &Value,
     planned: &Value,
     settings: &Settings,
@@ -190,6 +275,53 @@ async fn create(
     cloud: &dyn Instances,
     rolling_from: Option<&Value>,
 ) -> ApplyResourceChangeResponse {
+    let how = Launch {
+        wait: None,
+        started: Instant::now(),
+    };
+    match launch(planned, settings, catalog, cloud, rolling_from, &how).await {
+        Launched::Ready(r) | Launched::Failed(r) => r,
+        Launched::Refused { answer, .. } => answer,
+    }
+}
+
+/// How a launch is bounded and timed.
+pub(super) struct Launch {
+    /// How long the VM may take to run before it counts as a `timeout` (`capacity_wait`
+    /// in a walk); none: the cloud's own waits.
+    pub wait: Option<std::time::Duration>,
+    /// When the request for GPUs started (a walk's first place).
+    pub started: Instant,
+}
+
+/// What one launch came to.
+pub(super) enum Launched {
+    /// The VM runs: its state.
+    Ready(ApplyResourceChangeResponse),
+    /// A capacity answer (`stockout`, `quota`, `not_offered`) or a `timeout`, and the
+    /// answer a create without failover gives (state null when nothing is left).
+    Refused {
+        /// The outcome's word.
+        outcome: &'static str,
+        /// The cloud's words.
+        detail: String,
+        /// The create's answer: the error, and a VM left only when its delete failed.
+        answer: ApplyResourceChangeResponse,
+    },
+    /// Any other failure.
+    Failed(ApplyResourceChangeResponse),
+}
+
+/// Launches the VM of `planned` (named for a roll from `rolling_from`) and waits until it
+/// runs, within `how.wait` when set.
+pub(super) async fn launch(
+    planned: &Value,
+    settings: &Settings,
+    catalog: &Catalog,
+    cloud: &dyn Instances,
+    rolling_from: Option<&Value>,
+    how: &Launch,
+) -> Launched {
     let mut want = planned.clone();
     if !InstanceModel::of(planned).gpu.is_null() {
         set(&mut want, "instance_type", Value::Null);
@@ -197,24 +329,58 @@ async fn create(
     let spec = match core_config(&want, settings).validate(catalog) {
         Ok(s) => s,
         Err(e) => {
-            return done(
+            return Launched::Failed(done(
                 Value::Null,
                 crate::resources::commitment::plan::field_diagnostics(&e),
-            );
+            ));
         }
     };
     let (base, name) = vm_name(planned, rolling_from);
     let launch = launch_spec(&spec, planned, &name, settings);
     let mut warnings = Diagnostics::new();
-    let record = Record::of(&settings.base.clouds, &spec, &launch, &base);
+    let record = Record::of(&settings.base.clouds, &spec, &launch, &base).since(how.started);
     record.request(&mut warnings);
-    match cloud.launch(&launch).await {
+    let launched = match how.wait {
+        None => cloud.launch(&launch).await,
+        Some(wait) => match tokio::time::timeout(wait, cloud.launch(&launch)).await {
+            Ok(r) => r,
+            Err(_) => {
+                let detail = format!(
+                    "the VM was not running within capacity_wait ({} s)",
+                    wait.as_secs()
+                );
+                record.event("capacity", Some("timeout"), detail.clone(), &mut warnings);
+                let left = cloud.find(&launch).await.ok().flatten();
+                let answer = match left {
+                    None => done(Value::Null, warnings),
+                    Some(vm) => match cloud.delete(&vm.id).await {
+                        Ok(()) => done(Value::Null, warnings),
+                        Err(de) => {
+                            let mut state = planned.clone();
+                            set(&mut state, "name", Value::string(base));
+                            warnings.extend(error(
+                                "Cannot delete a VM too slow to start",
+                                format!("deleting {} failed: {de}", vm.name),
+                            ));
+                            done(state_of(&state, &vm, None), warnings)
+                        }
+                    },
+                };
+                return Launched::Refused {
+                    outcome: "timeout",
+                    detail,
+                    answer,
+                };
+            }
+        },
+    };
+    match launched {
         Ok(vm) => {
             let seconds = record.ready(&mut warnings);
             let mut state = planned.clone();
             set(&mut state, "name", Value::string(base));
             set(&mut state, TIME_TO_READY, Value::number(seconds));
-            done(state_of(&state, &vm, None), warnings)
+            Launched::Ready(done(state_of(&state, &vm, None), warnings))
         }
         Err(e) => {
             let left = cloud.find(&launch).await.ok().flatten();
@@ -222,19 +388,23 @@ async fn create(
                 record.capacity(outcome, &e, &mut warnings);
                 let mut answer = refused(planned, &base, cloud, &launch, outcome, &e, left).await;
                 answer.diagnostics.extend(warnings);
-                return answer;
+                return Launched::Refused {
+                    outcome: outcome.as_str(),
+                    detail: e.to_string(),
+                    answer,
+                };
             }
             // A VM the failed launch left behind is in state, so Terraform replaces it;
             // nothing left: nothing in state.
             let summary = "Cannot create the instance";
-            match left {
+            Launched::Failed(match left {
                 Some(vm) => {
                     let mut state = planned.clone();
                     set(&mut state, "name", Value::string(base));
                     done(state_of(&state, &vm, None), error(summary, e.to_string()))
                 }
                 None => done(Value::Null, error(summary, e.to_string())),
-            }
+            })
         }
     }
 }
@@ -390,8 +560,13 @@ pub async fn read(
         private: Vec::new(),
         diagnostics,
     };
+    // A VM on a failover place is read there.
+    let at = places::elsewhere(current);
+    let whole = current;
+    let viewed = at.as_ref().map(|p| places::at(current, p));
+    let current = viewed.as_ref().unwrap_or(current);
     let Some(place) = place_of(current, None, settings) else {
-        return respond(current.clone(), Diagnostics::new());
+        return respond(whole.clone(), Diagnostics::new());
     };
     let cloud = match connector.instances(&place).await {
         Ok(c) => c,
@@ -416,6 +591,14 @@ pub async fn read(
     let mut s = state_of(current, &vm, None);
     fill_unread(&mut s, &m, &vm);
     show_drift(&mut s, &m, &vm, &settings.base.default_labels);
+    if InstanceModel::of(&s).placement.is_null() {
+        // Imported, or made before `placement`: placed where it runs, since unknown.
+        let placement = super::failover::placement_of(&s, Value::Null);
+        set(&mut s, "placement", placement);
+    }
+    if at.is_some() {
+        places::restore(&mut s, whole);
+    }
     respond(s, Diagnostics::new())
 }
 

@@ -4,13 +4,17 @@
 
 pub mod apply;
 pub mod cloud_blocks;
+pub mod failover;
 pub mod import;
 pub mod model;
+pub mod places;
 pub mod plan;
 pub mod record;
 pub mod resource;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_failover;
 
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::instance::InstanceConfig;
@@ -85,6 +89,18 @@ pub fn schema() -> Schema {
             .attribute(Attribute::computed("price_source", Type::String).describe("Where the price used came from."))
             .attribute(Attribute::computed("price_as_of", Type::String).describe("Date of the price used; null when undated."))
             .attribute(Attribute::computed("cost_summary", Type::String).describe("The one-line cost preview shown as a plan warning."))
+            .attribute(Attribute::optional("capacity_wait", Type::String).describe("How long one place may take to bring the VM up (the launch done: EC2 `running`, the Compute Engine insert `DONE`, the Azure create `Succeeded`) when it is created there, as a duration like `15m` or `90s` (default `15m`). A place slower than that counts as a capacity failure (`timeout`): the VM made there is deleted with its disks and the next `failover` place is tried.").validate(crate::checks::duration()))
+            .attribute(Attribute::optional("failback", Type::String).describe("What a VM running on a `failover` place does at later applies: `never` (the default: it stays, and each plan warns where it runs and why) or `on_apply` (each plan shows an update that tries the earlier places again; the apply creates a VM there, waits until it runs, then deletes the one on the failover place with its disks, and stays with a warning when they still say no).").validate(crate::checks::one_of(&crate::resources::placing::FAILBACK_WORDS)))
+            .attribute(Attribute::computed("placement", places::placement_type()).describe("Where the VM runs now: `cloud`, `region`, `zone` (the VM's zone, or null where the cloud has none), `instance_type` and `since` (RFC 3339: when an apply placed it there; null for a VM imported or made before this attribute). Unknown at plan only when the apply may place the VM: a create or roll with `failover` blocks, or a failback."))
+            .attribute(Attribute::computed("attempts", Type::list(crate::resources::placing::attempt_type())).describe("The places the last placing apply tried, in order: `cloud`, `region`, `outcome` (`ready`, `stockout`, `quota`, `not_offered` or `timeout`), `detail` (the cloud's code and message) and `seconds` from the launch request there to its answer."))
+            .block(tfplugin::schema::NestedBlock::list(
+                "failover",
+                Block::new("A place to try, in the order written, when the ones before it answer that they have no capacity (a stockout, a quota, a type not offered there) or do not bring the VM up within `capacity_wait`: the VM's own `cloud`, `region` and `zone` come first. The `aws`, `azure` and `gcp` blocks serve whichever place is on that cloud. Only a create, a roll or a failback walks the places; a VM that runs somewhere stays there (see `failback`).")
+                    .attribute(Attribute::required("cloud", Type::String).describe("`aws`, `azure` or `gcp`, in any letter case."))
+                    .attribute(Attribute::required("region", Type::String).describe("Region."))
+                    .attribute(Attribute::optional("zone", Type::String).describe("Zone, as for the VM's own `zone` (required on Google Cloud)."))
+                    .attribute(Attribute::optional("instance_type", Type::String).describe("Instance type there; by default the one `gpu` chooses from the catalog for that place (required on another cloud when the VM sets `instance_type` instead of `gpu`).")),
+            ))
             .block(cloud_blocks::aws::block())
             .block(cloud_blocks::azure::block())
             .block(cloud_blocks::gcp::block()),

@@ -62,6 +62,40 @@ pub struct InstanceModel {
     pub azure: Tf<AzureBlock>,
     /// The `gcp` block.
     pub gcp: Tf<GcpBlock>,
+    /// The `failover` blocks.
+    pub failover: Tf<Vec<Tf<FailoverModel>>>,
+    /// `placement` (computed).
+    pub placement: Tf<PlacementModel>,
+}
+
+/// One `failover` block.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FailoverModel {
+    /// `cloud`.
+    pub cloud: Tf<String>,
+    /// `region`.
+    pub region: Tf<String>,
+    /// `zone`.
+    pub zone: Tf<String>,
+    /// `instance_type`.
+    pub instance_type: Tf<String>,
+}
+
+/// The computed `placement`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PlacementModel {
+    /// `cloud`.
+    pub cloud: Tf<String>,
+    /// `region`.
+    pub region: Tf<String>,
+    /// `zone`.
+    pub zone: Tf<String>,
+    /// `instance_type`.
+    pub instance_type: Tf<String>,
+    /// `since`.
+    pub since: Tf<String>,
 }
 
 impl InstanceModel {

@@ -14,7 +14,7 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
 use super::cloud_blocks;
 use super::model::InstanceModel;
-use super::{FIXED, Settings, core_config};
+use super::{FIXED, Settings, core_config, failover, places};
 use crate::model_values::{flag, opt, text, value_of};
 use crate::resources::commitment::plan::field_diagnostics;
 use gpu_core::seam::{ConnectInstances as Connector, Place};
@@ -87,8 +87,17 @@ pub async fn plan(
     let unknown_input = INPUTS
         .iter()
         .any(|n| config.get_attr(n).is_some_and(|v| !v.is_wholly_known()));
+    let mut checked = Diagnostics::new();
+    places::check(config, &mut checked);
+    if checked.has_errors() {
+        return respond(proposed.clone(), checked);
+    }
+    let walks = places::has_failover(config) && !unknown_input;
     if prior.is_null() {
-        plan_create(
+        if walks {
+            return failover::plan_walk(prior, proposed, config, None, settings, catalog);
+        }
+        let mut r = plan_create(
             proposed,
             config,
             settings,
@@ -96,8 +105,11 @@ pub async fn plan(
             connector,
             unknown_input,
         )
-        .await
-    } else if req.prior_private == super::import::IMPORTED {
+        .await;
+        placed_by_apply(&mut r.planned_state);
+        return r;
+    }
+    if req.prior_private == super::import::IMPORTED {
         // Just imported: what the cloud does not report comes from the configuration.
         let (adopted, taken) = super::import::adopt(prior, proposed, catalog);
         let mut r = plan_update(
@@ -120,19 +132,82 @@ pub async fn plan(
                 ),
             ));
         }
-        r
-    } else {
-        plan_update(
-            prior,
-            proposed,
-            config,
+        return r;
+    }
+    // A VM on a failover place is planned there, unless this apply moves it back.
+    let current = places::elsewhere(prior);
+    let moves = current.as_ref().is_some_and(|at| {
+        crate::resources::placing::fails_back(proposed)
+            || !places::order(proposed).iter().any(|p| p.same(at))
+    });
+    if let Some(at) = current.as_ref().filter(|_| !moves) {
+        let view = |v: &Value| places::at(v, at);
+        let mut r = plan_update(
+            &view(prior),
+            &view(proposed),
+            &view(config),
             settings,
             catalog,
             connector,
             unknown_input,
         )
-        .await
+        .await;
+        if rolls(&r.planned_state) {
+            placed_by_apply(&mut r.planned_state);
+        }
+        places::restore(&mut r.planned_state, proposed);
+        if !r.diagnostics.has_errors() {
+            r.diagnostics.push(failover::staying(prior, at, proposed));
+        }
+        return r;
     }
+    if moves && !unknown_input {
+        return failover::plan_walk(prior, proposed, config, current.as_ref(), settings, catalog);
+    }
+    let mut r = plan_update(
+        prior,
+        proposed,
+        config,
+        settings,
+        catalog,
+        connector,
+        unknown_input,
+    )
+    .await;
+    if rolls(&r.planned_state) && !r.diagnostics.has_errors() {
+        if walks {
+            return failover::plan_walk(prior, proposed, config, None, settings, catalog);
+        }
+        placed_by_apply(&mut r.planned_state);
+    }
+    r
+}
+
+/// Whether a planned update rolls the VM (a new VM: its id is not known yet).
+fn rolls(planned: &Value) -> bool {
+    planned.get_attr("id").is_some_and(|v| !v.is_known())
+}
+
+/// A create or roll at the VM's own place (or the place it runs on): the place is known,
+/// its zone and type as planned, and since when and `attempts` are the apply's.
+fn placed_by_apply(planned: &mut Value) {
+    if planned.is_null() {
+        return;
+    }
+    let m = InstanceModel::of(planned);
+    let own = place_of(planned, None, &Settings::default());
+    let placement = match own {
+        Some(p) => Value::object([
+            ("cloud", Value::string(p.cloud.as_str())),
+            ("region", Value::string(p.region)),
+            ("zone", value_of(&m.zone)),
+            ("instance_type", value_of(&m.instance_type)),
+            ("since", Value::unknown()),
+        ]),
+        None => Value::unknown(),
+    };
+    set(planned, "placement", placement);
+    set(planned, "attempts", Value::unknown());
 }
 
 fn respond(planned: Value, diagnostics: Diagnostics) -> PlanResourceChangeResponse {

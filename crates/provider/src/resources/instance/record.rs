@@ -38,6 +38,28 @@ impl<'a> Record<'a> {
         }
     }
 
+    /// The same record, timed from `started` (a walk's first request: the time to GPU
+    /// counts every place tried).
+    pub fn since(mut self, started: Instant) -> Self {
+        self.started = started;
+        self
+    }
+
+    /// An event of kind `event` (`failover`, `failback`, a `capacity` timeout) here.
+    pub fn event(
+        &self,
+        event: &str,
+        outcome: Option<&str>,
+        detail: String,
+        diags: &mut Diagnostics,
+    ) {
+        let mut line = self.base.next(event);
+        line.outcome = outcome.map(str::to_string);
+        line.seconds = Some(self.started.elapsed().as_secs_f64());
+        line.detail = Some(detail);
+        self.append(&line, diags);
+    }
+
     fn append(&self, line: &EventLine, diags: &mut Diagnostics) {
         if let Some(w) = self.clouds.record(line) {
             diags.push(w);

@@ -561,7 +561,7 @@ fn cost_warning(
 }
 
 /// `+$1.00` / `-$1.00`.
-pub(super) fn signed(x: f64) -> String {
+pub(crate) fn signed(x: f64) -> String {
     if x < 0.0 {
         format!("-{}", format_usd(-x))
     } else {
