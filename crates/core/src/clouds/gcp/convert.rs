@@ -264,6 +264,25 @@ pub(crate) fn per_zone(total: u32, max: u32, zones: usize) -> i64 {
     i64::from(total.div_ceil(z).min(max / z))
 }
 
+/// The zones a pool of `total` nodes (its fewest `min`) should span when the cluster's
+/// `zones` cannot hold them evenly: `initialNodeCount` is per zone, and without pending
+/// pods GKE's autoscaler does not raise a pool to its minimum, so a floor of 1 node over 3
+/// zones would start with none. `Some(k zones)`: the first `k` of `zones`, `k` the largest
+/// divisor of `total` not above their number, so `total / k` nodes per zone make the floor
+/// exactly; `None` when the cluster's zones already hold at least `min` nodes.
+pub(crate) fn floor_zones(total: u32, min: u32, max: u32, zones: &[String]) -> Option<Vec<String>> {
+    let z = zones.len().max(1);
+    let nodes = per_zone(total, max, z) * z as i64;
+    if min == 0 || total == 0 || nodes >= i64::from(min) || zones.is_empty() {
+        return None;
+    }
+    let k = (1..=z.min(total as usize))
+        .rev()
+        .find(|k| (total as usize).is_multiple_of(*k))
+        .unwrap_or(1);
+    Some(zones[..k].to_vec())
+}
+
 /// The autoscaling GKE takes for `s`: whole-pool bounds, `ANY` for spot, `BALANCED`
 /// otherwise.
 pub(crate) fn autoscaling_to_gke(s: Scaling, capacity: CapacityType) -> Autoscaling {
@@ -283,15 +302,29 @@ pub(crate) fn autoscaling_to_gke(s: Scaling, capacity: CapacityType) -> Autoscal
     }
 }
 
-/// The `nodePool` of a create request for `spec` in a cluster whose pool will span `zones`
-/// zones.
-pub(crate) fn pool_to_gke(spec: &GroupSpec, zones: usize) -> Result<NodePool, CloudError> {
+/// The `nodePool` of a create request for `spec` in a cluster whose pools span
+/// `cluster_zones` by default; a pool whose nodes those zones cannot hold evenly is
+/// placed in fewer ([`floor_zones`]).
+pub(crate) fn pool_to_gke(
+    spec: &GroupSpec,
+    cluster_zones: &[String],
+) -> Result<NodePool, CloudError> {
     let NodeClass::Gcp(class) = &spec.class else {
         return Err(CloudError::Invalid(
             "a GKE node pool needs a GCP node class".into(),
         ));
     };
     let s = spec.scaling.resolved_against(None);
+    let total = s.desired.unwrap_or(s.min);
+    let locations = if class.locations.is_empty() {
+        floor_zones(total, s.min, s.max, cluster_zones).unwrap_or_default()
+    } else {
+        class.locations.clone()
+    };
+    let zones = match locations.len() {
+        0 => cluster_zones.len().max(1),
+        n => n,
+    };
     let accelerators = match &class.accelerator_type {
         Some(t) if class.accelerator_count > 0 => vec![Accelerator {
             accelerator_count: Some(i64::from(class.accelerator_count)),
@@ -318,9 +351,9 @@ pub(crate) fn pool_to_gke(spec: &GroupSpec, zones: usize) -> Result<NodePool, Cl
             image_type: (!class.image_type.is_empty()).then(|| class.image_type.clone()),
             reservation_affinity: class.reservation.as_ref().map(ReservationAffinity::of),
         },
-        initial_node_count: Some(per_zone(s.desired.unwrap_or(s.min), s.max, zones)),
+        initial_node_count: Some(per_zone(total, s.max, zones)),
         autoscaling: Some(autoscaling_to_gke(s, spec.capacity)),
-        locations: class.locations.clone(),
+        locations,
         ..Default::default()
     })
 }
@@ -447,7 +480,7 @@ mod tests {
 
     #[test]
     fn create_body_has_googles_shape() {
-        let p = pool_to_gke(&spec(CapacityType::Spot), 3).unwrap();
+        let p = pool_to_gke(&spec(CapacityType::Spot), &zones(3)).unwrap();
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(
             json,
@@ -468,13 +501,53 @@ mod tests {
                     "locationPolicy": "ANY"}
             })
         );
-        let od = pool_to_gke(&spec(CapacityType::OnDemand), 1).unwrap();
+        let od = pool_to_gke(&spec(CapacityType::OnDemand), &zones(1)).unwrap();
         assert!(!od.config.spot);
         assert_eq!(od.initial_node_count, Some(2));
         assert_eq!(
             od.autoscaling.unwrap().location_policy.as_deref(),
             Some("BALANCED")
         );
+    }
+
+    /// A cluster's node zones, `n` of them.
+    fn zones(n: usize) -> Vec<String> {
+        ["us-central1-a", "us-central1-b", "us-central1-c"][..n]
+            .iter()
+            .map(|z| z.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_floor_the_clusters_zones_cannot_hold_evenly_is_placed_in_fewer_zones() {
+        let three = zones(3);
+        // 1 node over 3 zones: 0 per zone would start none, so one zone with 1.
+        assert_eq!(floor_zones(1, 1, 1, &three), Some(zones(1)));
+        // 4 over 3 zones at most 4: 2 zones of 2 make exactly 4.
+        assert_eq!(floor_zones(4, 4, 4, &three), Some(zones(2)));
+        // 3 over 3 zones: one each, as GKE would anyway.
+        assert_eq!(floor_zones(3, 3, 3, &three), None);
+        // A pool that may grow (max 6) starts with 1 per zone: at least its minimum.
+        assert_eq!(floor_zones(1, 1, 6, &three), None);
+        // No floor: nothing to hold.
+        assert_eq!(floor_zones(0, 0, 2, &three), None);
+        // A fixed 1-node floor is created in one zone with one node.
+        let mut od = spec(CapacityType::OnDemand);
+        od.scaling = Scaling {
+            min: 1,
+            max: 1,
+            desired: Some(1),
+        };
+        let p = pool_to_gke(&od, &three).unwrap();
+        assert_eq!(p.locations, zones(1));
+        assert_eq!(p.initial_node_count, Some(1));
+        let back = pool_from_gke(&p, "id".into()).unwrap();
+        assert_eq!(back.spec.scaling.desired, Some(1), "read back: 1 node up");
+        // The zones the user set are kept as they are.
+        if let NodeClass::Gcp(c) = &mut od.class {
+            c.locations = zones(3);
+        }
+        assert_eq!(pool_to_gke(&od, &three).unwrap().locations, zones(3));
     }
 
     #[test]
@@ -571,7 +644,7 @@ mod tests {
         if let NodeClass::Gcp(c) = &mut od.class {
             c.reservation = Some(crate::model::Reservation::Specific("h100-floor".into()));
         }
-        let p = pool_to_gke(&od, 3).unwrap();
+        let p = pool_to_gke(&od, &zones(3)).unwrap();
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(
             json["config"]["reservationAffinity"],
@@ -584,7 +657,7 @@ mod tests {
         let back = pool_from_gke(&p, "id".into()).unwrap();
         assert_eq!(back.spec.class, od.class);
         // No affinity asked: none sent, GKE's default applies.
-        let p = pool_to_gke(&spec(CapacityType::Spot), 3).unwrap();
+        let p = pool_to_gke(&spec(CapacityType::Spot), &zones(3)).unwrap();
         assert!(
             serde_json::to_value(&p).unwrap()["config"]
                 .get("reservationAffinity")

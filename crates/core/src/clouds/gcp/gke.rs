@@ -39,7 +39,7 @@ pub struct Gke {
     /// `DONE`.
     pending: Arc<Mutex<BTreeMap<(String, String), Pending>>>,
     /// Each cluster's node zones, read once.
-    cluster_zones: Arc<Mutex<BTreeMap<String, usize>>>,
+    cluster_zones: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
 }
 
 /// The path of `cluster` (`projects/p/locations/l/clusters/c`) and its parent
@@ -133,12 +133,17 @@ impl Gke {
 
     /// How many zones a pool of `cluster` spans by default (its node `locations`).
     async fn cluster_zones(&self, path: &str) -> Result<usize, CloudError> {
+        Ok(self.cluster_zone_names(path).await?.len().max(1))
+    }
+
+    /// The zones a pool of `cluster` spans by default (its node `locations`).
+    async fn cluster_zone_names(&self, path: &str) -> Result<Vec<String>, CloudError> {
         let known = self
             .cluster_zones
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(path)
-            .copied();
+            .cloned();
         if let Some(z) = known {
             return Ok(z);
         }
@@ -148,12 +153,11 @@ impl Gke {
             locations: Vec<String>,
         }
         let c: Cluster = self.rest.get("clusters.get", path).await?;
-        let zones = c.locations.len().max(1);
         self.cluster_zones
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(path.to_string(), zones);
-        Ok(zones)
+            .insert(path.to_string(), c.locations.clone());
+        Ok(c.locations)
     }
 
     /// Sends one mutation of pool `name`, remembering the operation it started.
@@ -268,11 +272,11 @@ impl NodeGroups for Gke {
             ));
         };
         let zones = if class.locations.is_empty() {
-            self.cluster_zones(&cpath).await?
+            self.cluster_zone_names(&cpath).await?
         } else {
-            class.locations.len()
+            Vec::new()
         };
-        let pool = convert::pool_to_gke(spec, zones)?;
+        let pool = convert::pool_to_gke(spec, &zones)?;
         self.mutate(
             cluster,
             &spec.name,
