@@ -11,7 +11,11 @@ import json
 
 import pytest
 
+import reliability
 from cloud_fakes import start_azure, start_gcp
+
+# Across the Terraform versions: the reliability rows count every run.
+_rows = {"landed": 0, "landed_runs": 0, "clean": 0, "clean_runs": 0}
 
 EXAMPLE = "failover"
 ADDR = "gpu_node_pool.train"
@@ -115,6 +119,13 @@ def test_a_stockout_on_gke_lands_on_aks_and_later_plans_are_empty(terraform, clo
     wd.run("destroy")
     assert gpu_pools(azure.pools(aks)) == set(), azure.pools(aks)
     assert wd.state_resources() == []
+    _rows["landed_runs"] += 1
+    _rows["landed"] += 1
+    reliability.record(
+        "Failover: a stockout at the first place lands the pool on the next", _rows["landed"],
+        _rows["landed_runs"], "all", True,
+        "GKE answering GCE_STOCKOUT on create; the pool up on AKS, nothing left on GKE, "
+        "the next plan empty, over each Terraform version")
 
 
 def test_every_place_out_is_one_error_and_nothing_is_left_anywhere(terraform, clouds,
@@ -136,6 +147,13 @@ def test_every_place_out_is_one_error_and_nothing_is_left_anywhere(terraform, cl
     assert gpu_pools(gcp.pools(gke)) == set(), gcp.pools(gke)
     assert gpu_pools(azure.pools(aks)) == set(), azure.pools(aks)
     assert wd.state_resources() == []
+    _rows["clean_runs"] += 1
+    _rows["clean"] += 1
+    reliability.record(
+        "Failover: every place out leaves nothing anywhere", _rows["clean"],
+        _rows["clean_runs"], "all", True,
+        "GKE stockout and AKS QuotaExceeded on create: one error, no pool of ours in either "
+        "cluster, nothing in state")
 
 
 def test_failback_on_apply_returns_new_before_old(terraform, clouds, tmp_path):

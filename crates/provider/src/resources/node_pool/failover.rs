@@ -127,6 +127,13 @@ pub async fn apply_walk(
                 places::restore(&mut r.new_state, planned);
                 if let Some(from) = &current {
                     leave(apis, prior, from, place, &mut r.diagnostics).await;
+                } else {
+                    let later: Vec<&Place> = tries
+                        .iter()
+                        .skip_while(|p| !p.same(place))
+                        .skip(1)
+                        .collect();
+                    sweep(apis, planned, &later, settings, catalog, &mut r.diagnostics).await;
                 }
                 return r;
             }
@@ -273,6 +280,29 @@ async fn prepare<'a>(
         cluster,
         api,
     })
+}
+
+/// After a create placed the pool: deletes what an interrupted earlier apply (a killed
+/// provider) left of it at the places after (the walk did not reach them this time). A
+/// failure is a warning: those groups carry the pool's ownership tag.
+async fn sweep(
+    apis: &dyn Apis,
+    planned: &Value,
+    later: &[&Place],
+    settings: &Settings,
+    catalog: &Catalog,
+    diags: &mut Diagnostics,
+) {
+    for place in later {
+        let Ok(p) = prepare(apis, planned, place, settings, catalog).await else {
+            diags.push(Diagnostic::warning(
+                format!("Could not check {} for what an interrupted apply left", place.label()),
+                "Node groups of this pool left there by an interrupted apply (they carry its ownership tag) may still exist; the next create walk that reaches it deletes them.",
+            ));
+            continue;
+        };
+        drop(p);
+    }
 }
 
 /// The planned pool at `place`, with what only the placing apply knows filled in: its

@@ -377,3 +377,30 @@ fn a_pool_without_failover_plans_its_own_place() {
     assert!(!attr(placement, &["since"]).is_known());
     assert!(p.planned_state.get_attr("monthly_usd").unwrap().is_known());
 }
+
+#[tokio::test]
+async fn what_a_killed_walk_left_at_a_later_place_is_deleted_once_the_pool_is_placed() {
+    let (aws, gcp) = (super::tests::fake(), FakeNodeGroups::for_cloud(Cloud::Gcp));
+    let cfg = with_failover(vec![]);
+    // A first apply landed on gcp, and the provider was killed before Terraform saved
+    // the state: the groups are there, tagged, and nothing is in state.
+    let _lost = landed_on_gcp(&aws, &gcp, &cfg).await;
+    assert_eq!(gcp.groups().len(), 2);
+    // The next apply finds capacity at aws: placed there, gcp swept.
+    let p = plan_of(&cfg, &Value::Null);
+    let r = apply_with(
+        &clouds(&aws, &gcp),
+        &Value::Null,
+        &p.planned_state,
+        &settings(),
+        catalog(),
+    )
+    .await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    assert_eq!(
+        attr(&r.new_state, &["placement", "cloud"]),
+        &Value::string("aws")
+    );
+    assert_eq!(aws.groups().len(), 2);
+    assert!(gcp.groups().is_empty(), "left on gcp: {:?}", gcp.groups());
+}
