@@ -270,35 +270,37 @@ FAILOVER = '''
 
   failover {{
     cloud  = "gcp"
-    region = "us-east1"
-    zone   = "us-east1-b"
+    region = "europe-west4"
+    zone   = "europe-west4-b"
   }}
 '''
 
 
 def test_an_instance_fails_over_across_zones_and_regions_and_back(gcp_tf, gce, tmp_path):
-    """A stockout in us-central1-a and in us-central1-b lands the VM in us-east1-b:
+    """A stockout in us-central1-a and in us-central1-b lands the VM in europe-west4-b:
     `placement` and `attempts` say so, nothing is left in the first two zones, and the
     next plan is empty with a warning. With `failback = "on_apply"` and capacity back in
     us-central1-a, the next apply makes a VM there first and then deletes the one in
-    us-east1-b."""
+    europe-west4-b."""
     events = tmp_path / "events.jsonl"
     gcp_tf.env = {**gcp_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
     gce.short_capacity(ZONE, "a2-highgpu-1g", 1)
     gce.short_capacity("us-central1-b", "a2-highgpu-1g", 1)
     wd = gcp_tf.workdir(files={"main.tf": config(gce, FAILOVER.format(failback="never"))})
     plan = wd.run("plan")
-    assert "if it fails over to gcp us-east1 us-east1-b" in flat(plan), plan.output
+    text = flat(plan)
+    assert "up to $1,407.45/month if it fails over to gcp us-central1 us-central1-b" in text, text
+    assert "At gcp europe-west4 europe-west4-b: +$1,235.77/month" in text, text
     wd.run("apply")
     s = wd.resource("gpu_instance.train")
     assert [(a["region"], a["outcome"]) for a in s["attempts"]] == [
-        ("us-central1", "stockout"), ("us-central1", "stockout"), ("us-east1", "ready")], \
+        ("us-central1", "stockout"), ("us-central1", "stockout"), ("europe-west4", "ready")], \
         s["attempts"]
-    assert s["placement"]["zone"] == "us-east1-b" and s["placement"]["region"] == "us-east1"
+    assert s["placement"]["zone"] == "europe-west4-b" and s["placement"]["region"] == "europe-west4"
     assert s["zone"] == ZONE and s["region"] == REGION, "the configuration's words stay"
-    assert [v["zone"].rsplit("/", 1)[-1] for v in vms(gce)] == ["us-east1-b"], vms(gce)
+    assert [v["zone"].rsplit("/", 1)[-1] for v in vms(gce)] == ["europe-west4-b"], vms(gce)
     plan = wd.run("plan", "-detailed-exitcode", rc=0)
-    assert "runs on its failover place gcp us-east1 us-east1-b" in flat(plan), plan.output
+    assert "runs on its failover place gcp europe-west4 europe-west4-b" in flat(plan), plan.output
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     assert [e["event"] for e in lines].count("failover") == 2, lines
 

@@ -297,13 +297,15 @@ pub fn decode_stored_state(
         )
         .into());
     };
-    value::decode_json(json, &schema.value_type()).map_err(|e| {
-        Diagnostic::error(
-            "Stored state does not match the schema",
-            format!("State of `{}`: {e}", request.type_name),
-        )
-        .into()
-    })
+    value::decode_json(json, &schema.value_type())
+        .map(|v| schema.block.with_empty_blocks(v))
+        .map_err(|e| {
+            Diagnostic::error(
+                "Stored state does not match the schema",
+                format!("State of `{}`: {e}", request.type_name),
+            )
+            .into()
+        })
 }
 
 /// A Terraform provider. Methods map 1:1 to the RPCs of plugin protocol 6; only

@@ -2,7 +2,7 @@
 //! and sent to Terraform in `GetProviderSchema`.
 
 use crate::validators::Validator;
-use crate::value::{ObjectType, Type};
+use crate::value::{ObjectType, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -59,6 +59,34 @@ pub struct Block {
 }
 
 impl Block {
+    /// `v` (an object of this block) with every list or set block that is absent (null)
+    /// as an empty collection, as Terraform holds it: a state written before a block
+    /// existed then compares equal to a configuration without that block.
+    pub fn with_empty_blocks(&self, v: Value) -> Value {
+        let Value::Object(mut m) = v else { return v };
+        for nb in &self.blocks {
+            let entry = m.entry(nb.type_name.clone()).or_insert(Value::Null);
+            match (nb.nesting, &mut *entry) {
+                (Nesting::List, x @ Value::Null) => *x = Value::List(Vec::new()),
+                (Nesting::Set, x @ Value::Null) => *x = Value::Set(Vec::new()),
+                (Nesting::List, Value::List(items)) | (Nesting::Set, Value::Set(items)) => {
+                    for item in items.iter_mut() {
+                        *item = nb
+                            .block
+                            .with_empty_blocks(std::mem::replace(item, Value::Null));
+                    }
+                }
+                (Nesting::Single | Nesting::Group, x @ Value::Object(_)) => {
+                    *x = nb
+                        .block
+                        .with_empty_blocks(std::mem::replace(x, Value::Null));
+                }
+                _ => {}
+            }
+        }
+        Value::Object(m)
+    }
+
     /// An empty block with a description (Markdown).
     pub fn new(description: impl Into<String>) -> Self {
         Block {
@@ -379,6 +407,27 @@ impl Attribute {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absent_list_and_set_blocks_read_as_empty_and_nested_ones_too() {
+        let inner = Block::new("inner").block(NestedBlock::list("rule", Block::new("rule")));
+        let b = Block::new("top")
+            .block(NestedBlock::list("failover", Block::new("place")))
+            .block(NestedBlock::single("aws", inner));
+        let v = Value::object([
+            ("failover", Value::Null),
+            ("aws", Value::object([("rule", Value::Null)])),
+        ]);
+        let filled = b.with_empty_blocks(v);
+        assert_eq!(filled.get_attr("failover"), Some(&Value::List(Vec::new())));
+        assert_eq!(
+            filled.get_attr("aws").and_then(|a| a.get_attr("rule")),
+            Some(&Value::List(Vec::new()))
+        );
+        // A present block, or a null single block, is left as it is.
+        let kept = b.with_empty_blocks(Value::object([("aws", Value::Null)]));
+        assert_eq!(kept.get_attr("aws"), Some(&Value::Null));
+    }
 
     #[test]
     fn implied_type_covers_blocks_and_nested_attributes() {

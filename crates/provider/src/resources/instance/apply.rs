@@ -278,6 +278,8 @@ async fn create(
     let how = Launch {
         wait: None,
         started: Instant::now(),
+        after: None,
+        leaving: None,
     };
     match launch(planned, settings, catalog, cloud, rolling_from, &how).await {
         Launched::Ready(r) | Launched::Failed(r) => r,
@@ -292,6 +294,12 @@ pub(super) struct Launch {
     pub wait: Option<std::time::Duration>,
     /// When the request for GPUs started (a walk's first place).
     pub started: Instant,
+    /// The place tried before this one and its outcome, when a walk moved on (recorded as
+    /// a `failover` event).
+    pub after: Option<(String, &'static str)>,
+    /// The failover place a failback leaves (recorded as a `failback` event once the VM
+    /// runs).
+    pub leaving: Option<String>,
 }
 
 /// What one launch came to.
@@ -339,6 +347,10 @@ pub(super) async fn launch(
     let launch = launch_spec(&spec, planned, &name, settings);
     let mut warnings = Diagnostics::new();
     let record = Record::of(&settings.base.clouds, &spec, &launch, &base).since(how.started);
+    if let Some((from, outcome)) = &how.after {
+        let detail = format!("from {from} ({outcome})");
+        record.event("failover", Some(outcome), detail, &mut warnings);
+    }
     record.request(&mut warnings);
     let launched = match how.wait {
         None => cloud.launch(&launch).await,
@@ -377,6 +389,9 @@ pub(super) async fn launch(
     match launched {
         Ok(vm) => {
             let seconds = record.ready(&mut warnings);
+            if let Some(from) = &how.leaving {
+                record.event("failback", None, format!("from {from}"), &mut warnings);
+            }
             let mut state = planned.clone();
             set(&mut state, "name", Value::string(base));
             set(&mut state, TIME_TO_READY, Value::number(seconds));
@@ -599,6 +614,8 @@ pub async fn read(
     if at.is_some() {
         places::restore(&mut s, whole);
     }
+    // A state from before a block existed holds it as null; Terraform as empty.
+    let s = super::schema().block.with_empty_blocks(s);
     respond(s, Diagnostics::new())
 }
 

@@ -294,6 +294,7 @@ pub async fn apply_walk(
     let started = Instant::now();
     let mut diags = Diagnostics::new();
     let mut attempts: Vec<Attempt> = Vec::new();
+    let mut previous: Option<(String, &'static str)> = None;
     for (i, place) in tries(planned, current.as_ref()) {
         let mut view = view_at(planned, &place, i.is_none());
         let priced = match price_at(&view, &place, None, prior_cost, settings, catalog) {
@@ -344,6 +345,8 @@ pub async fn apply_walk(
         let how = Launch {
             wait: Some(wait),
             started,
+            after: previous.take(),
+            leaving: current.as_ref().map(VmPlace::label),
         };
         let tried = Instant::now();
         let seconds = || tried.elapsed().as_secs_f64();
@@ -387,6 +390,7 @@ pub async fn apply_walk(
                     _ => AttemptOutcome::Refused(CapacityOutcome::Stockout),
                 };
                 attempts.push(attempt(&place, &zone_label, o, detail, seconds()));
+                previous = Some((place.label(), outcome));
                 if !answer.new_state.is_null() {
                     // Its clean-up failed: the VM left is in state, and the walk stops.
                     let mut r = answer;

@@ -39,7 +39,13 @@ pub async fn read(prior: &Value, settings: &Settings, catalog: &Catalog) -> Read
     match connect(settings, &view).await {
         Ok(api) => {
             let mut r = read_with(api.as_ref(), &view, settings, catalog).await;
-            places::restore(&mut r.new_state, prior);
+            if at.is_some() {
+                places::restore(&mut r.new_state, prior);
+            }
+            // A state from before a block existed holds it as null; Terraform as empty.
+            if !r.new_state.is_null() {
+                r.new_state = super::schema().block.with_empty_blocks(r.new_state);
+            }
             r
         }
         Err(diagnostics) => ReadResourceResponse {

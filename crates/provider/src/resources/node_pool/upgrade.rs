@@ -24,7 +24,9 @@ pub fn v0_to_current(json: &[u8], schema: &Schema) -> Result<Value, Diagnostics>
         obj.insert("node_groups".into(), upgraded);
     }
     let bytes = serde_json::to_vec(&v).map_err(|e| bad(e.to_string()))?;
-    tfplugin::value::decode_json(&bytes, &schema.value_type()).map_err(|e| bad(e.to_string()))
+    tfplugin::value::decode_json(&bytes, &schema.value_type())
+        .map(|v| schema.block.with_empty_blocks(v))
+        .map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]
