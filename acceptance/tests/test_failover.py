@@ -8,6 +8,10 @@ every place out is one error listing each attempt, with nothing left anywhere; a
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -192,3 +196,102 @@ def test_failback_on_apply_returns_new_before_old(terraform, clouds, tmp_path):
     wd.assert_plan_empty()
     wd.run("destroy")
     assert gpu_pools(gcp.pools(gke)) == set()
+
+
+def test_a_floor_not_up_within_capacity_wait_is_a_timeout_and_the_next_place_is_tried(
+        terraform, clouds, tmp_path):
+    """GKE's create operations run for 20 s while `capacity_wait` is 5 s: GKE counts as
+    `timeout`, what was made there is deleted (once GKE lets a delete in), and the pool
+    lands on AKS."""
+    azure, gcp = clouds
+    wd, gke, aks, gke_id, aks_id, _ = setup(terraform, clouds, tmp_path, "ft",
+                                            capacity_wait="5s")
+    gcp.gke.configure({"polls": 10_000, "op_seconds": 20})
+    try:
+        wd.run("apply", timeout=600)
+    finally:
+        gcp.gke.configure({"polls": 0, "op_seconds": 10})
+    state = wd.resource(ADDR)
+    assert [a["outcome"] for a in state["attempts"]] == ["timeout", "ready"], state["attempts"]
+    assert 5 <= state["attempts"][0]["seconds"] < 60, state["attempts"]
+    assert state["placement"]["cloud"] == "azure"
+    assert gpu_pools(gcp.pools(gke)) == set(), gcp.pools(gke)
+    assert len(gpu_pools(azure.pools(aks))) == 2
+    wd.assert_plan_empty()
+    wd.run("destroy")
+
+
+def _start_apply(wd) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(wd.tf.bin), "apply", "-no-color", "-input=false", "-auto-approve"],
+        cwd=wd.path, env=wd.tf.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _wait_for(cond, what: str, timeout: float = 120):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+def test_ctrl_c_or_sigkill_mid_failover_leaves_state_matching_the_clouds(
+        terraform, clouds, tmp_path, signal_name):
+    """GKE says stockout, and AKS is slow: the apply is interrupted while it waits at AKS.
+    Ctrl-C (Terraform's StopProvider) fails the apply with the AKS pools that exist in
+    state at their placement; SIGKILL of the provider leaves no state, and the next apply
+    deletes what the killed one made before it makes the pool again. Either way the next
+    apply converges, nothing of the pool is left on GKE, and only the state's pools on
+    AKS."""
+    azure, gcp = clouds
+    wd, gke, aks, gke_id, aks_id, _ = setup(terraform, clouds, tmp_path,
+                                            "fi" if signal_name == "SIGINT" else "fk")
+    gcp.gke.configure({"capacity": {gke: "stockout"}})
+    azure.arm.configure({"polls": 10_000, "op_seconds": 30})
+    try:
+        proc = _start_apply(wd)
+        try:
+            _wait_for(lambda: len(gpu_pools(azure.pools(aks))) >= 1, "an AKS pool being made")
+            time.sleep(1)
+            if signal_name == "SIGINT":
+                os.killpg(proc.pid, signal.SIGINT)
+            else:
+                for pid in _provider_pids(proc.pid):
+                    os.kill(pid, signal.SIGKILL)
+            out, _ = proc.communicate(timeout=180)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        assert proc.returncode != 0, out
+        made = gpu_pools(azure.pools(aks))
+        resources = wd.state_resources()
+        if signal_name == "SIGINT":
+            state = wd.resource(ADDR)
+            assert state["placement"]["cloud"] == "azure", state
+            assert {g["name"] for g in state["node_groups"]} == made, (state, made)
+        else:
+            assert resources == [], resources
+        assert gpu_pools(gcp.pools(gke)) == set(), gcp.pools(gke)
+    finally:
+        azure.arm.configure({"polls": 1, "op_seconds": 10})
+    # The next apply converges (GKE still out: the pool stays on AKS).
+    try:
+        wd.run("apply", timeout=600)
+    finally:
+        gcp.gke.configure({"capacity": {gke: None}})
+    state = wd.resource(ADDR)
+    assert state["placement"]["cloud"] == "azure"
+    assert {g["name"] for g in state["node_groups"]} == gpu_pools(azure.pools(aks))
+    assert len(gpu_pools(azure.pools(aks))) == 2
+    assert gpu_pools(gcp.pools(gke)) == set()
+    wd.assert_plan_empty()
+    wd.run("destroy")
+
+
+def _provider_pids(ancestor: int) -> list[int]:
+    """The provider processes under `ancestor` (Terraform starts the plugin as a child)."""
+    from test_interrupt import provider_pids
+    return provider_pids(ancestor)
