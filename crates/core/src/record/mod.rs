@@ -6,6 +6,7 @@
 //! A line carries the place, the GPU, the outcome, how long and the cloud's words: never a
 //! credential, a header or a user's data.
 
+pub mod availability;
 pub mod log;
 pub mod report;
 
