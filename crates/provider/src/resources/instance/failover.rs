@@ -124,11 +124,14 @@ fn tries(v: &Value, current: Option<&VmPlace>) -> Vec<(Option<usize>, VmPlace)> 
 
 /// Plans a create, roll or failback that walks the places (`current`: the failover place
 /// a failback leaves).
+/// `unknown_input`: an input is known only at apply, so the places are checked and priced
+/// then (as a create without failover does).
 pub fn plan_walk(
     prior: &Value,
     proposed: &Value,
     config: &Value,
     current: Option<&VmPlace>,
+    unknown_input: bool,
     settings: &Settings,
     catalog: &Catalog,
 ) -> PlanResourceChangeResponse {
@@ -151,6 +154,12 @@ pub fn plan_walk(
         }
     }
     set(&mut planned, "reclaims", Value::number(0));
+    if unknown_input {
+        return PlanResourceChangeResponse {
+            planned_state: planned,
+            ..Default::default()
+        };
+    }
     let prior_cost = InstanceModel::of(prior)
         .monthly_usd
         .known()

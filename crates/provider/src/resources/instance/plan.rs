@@ -92,10 +92,18 @@ pub async fn plan(
     if checked.has_errors() {
         return respond(proposed.clone(), checked);
     }
-    let walks = places::has_failover(config) && !unknown_input;
+    let walks = places::has_failover(config);
     if prior.is_null() {
         if walks {
-            return failover::plan_walk(prior, proposed, config, None, settings, catalog);
+            return failover::plan_walk(
+                prior,
+                proposed,
+                config,
+                None,
+                unknown_input,
+                settings,
+                catalog,
+            );
         }
         let mut r = plan_create(
             proposed,
@@ -161,8 +169,16 @@ pub async fn plan(
         }
         return r;
     }
-    if moves && !unknown_input {
-        return failover::plan_walk(prior, proposed, config, current.as_ref(), settings, catalog);
+    if moves {
+        return failover::plan_walk(
+            prior,
+            proposed,
+            config,
+            current.as_ref(),
+            unknown_input,
+            settings,
+            catalog,
+        );
     }
     let mut r = plan_update(
         prior,
@@ -176,7 +192,15 @@ pub async fn plan(
     .await;
     if rolls(&r.planned_state) && !r.diagnostics.has_errors() {
         if walks {
-            return failover::plan_walk(prior, proposed, config, None, settings, catalog);
+            return failover::plan_walk(
+                prior,
+                proposed,
+                config,
+                None,
+                unknown_input,
+                settings,
+                catalog,
+            );
         }
         placed_by_apply(&mut r.planned_state);
     }

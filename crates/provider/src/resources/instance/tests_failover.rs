@@ -336,3 +336,20 @@ fn bad_failover_blocks_are_refused_on_their_paths() {
         d
     );
 }
+
+#[tokio::test]
+async fn an_input_known_only_at_apply_still_leaves_the_place_to_the_walk() {
+    let cloud = OneCloud(Arc::new(FakeInstances::new(Cloud::Gcp, false)));
+    let mut c = config("never");
+    plan::set(&mut c, "labels", Value::map([("team", Value::unknown())]));
+    let p = plan_of(&c, &Value::Null, &cloud).await;
+    assert!(!p.diagnostics.has_errors(), "{}", texts(&p.diagnostics));
+    assert!(
+        matches!(
+            p.planned_state.get_attr("placement"),
+            Some(Value::Unknown(_))
+        ),
+        "the apply must walk: {:?}",
+        p.planned_state.get_attr("placement")
+    );
+}
