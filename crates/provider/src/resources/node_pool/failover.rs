@@ -35,6 +35,9 @@ struct Prepared<'a> {
     want: Desired,
     cluster: ClusterRef,
     api: Api<'a>,
+    /// Groups there that carry the pool's ownership tag but are in no state: what an
+    /// interrupted apply made (adopted, as a create without failover adopts them).
+    mine: Vec<gpu_core::seam::NodeGroup>,
 }
 
 /// Places the pool: see the module docs.
@@ -89,7 +92,11 @@ pub async fn apply_walk(
             api: &*p.api,
             groups: p.want.groups.clone(),
         };
-        let tried = failover::try_place(&candidate, &timeouts, wait, &seed).await;
+        let tried = if p.mine.is_empty() {
+            failover::try_place(&candidate, &timeouts, wait, &seed).await
+        } else {
+            adopt(&candidate, &p.mine, &timeouts, &seed).await
+        };
         if let Some(r) = &tried.refusal {
             record.capacity(r, &mut diags);
         }
@@ -191,8 +198,7 @@ pub async fn apply_walk(
 }
 
 /// Connects to `place` and reads what is there: the pool laid out for its cloud, no
-/// stranger's group in the way, and leftovers of the pool's own from an interrupted walk
-/// deleted (they are in no state).
+/// stranger's group in the way, and the pool's own groups an interrupted walk left.
 async fn prepare<'a>(
     apis: &'a dyn Apis,
     planned: &Value,
@@ -251,40 +257,51 @@ async fn prepare<'a>(
     {
         return Err(foreign_group(&*api, &cluster, &want.spec.name, g));
     }
-    if !mine.is_empty() {
-        let names: Vec<String> = mine.iter().map(|g| g.spec.name.clone()).collect();
-        let mut d = Diagnostics::new();
-        let gone = reconcile::destroy(
-            &*api,
-            &cluster,
-            &names,
-            inputs::timeouts(planned, &mut d).delete,
-        )
-        .await;
-        log_mutations(&gone.mutations);
-        if let Some(e) = gone.error {
-            return Err(cloud_error(
-                &*api,
-                &format!(
-                    "deleting node groups {} left at {} by an interrupted apply",
-                    names.join(", "),
-                    place.label()
-                ),
-                Some(&e.source),
-            ));
-        }
-    }
     Ok(Prepared {
         view,
         want,
         cluster,
         api,
+        mine,
     })
 }
 
-/// After a create placed the pool: deletes what an interrupted earlier apply (a killed
-/// provider) left of it at the places after (the walk did not reach them this time). A
-/// failure is a warning: those groups carry the pool's ownership tag.
+/// A place where the pool's own groups exist already (an interrupted apply made them):
+/// they are brought to the desired groups, as a create without failover adopts them. They
+/// may be another configuration's (a pool of the same name in that cluster), so nothing
+/// is deleted here: any error stops the walk with what exists.
+async fn adopt(
+    c: &Candidate<'_>,
+    mine: &[gpu_core::seam::NodeGroup],
+    timeouts: &reconcile::Timeouts,
+    seed: &str,
+) -> failover::Tried {
+    let started = Instant::now();
+    let outcome = reconcile::apply(c.api, &c.cluster, &c.groups, mine, timeouts, seed).await;
+    match outcome.error {
+        None => failover::Tried {
+            attempt: Some(Attempt {
+                cloud: c.cloud,
+                region: c.region.clone(),
+                cluster: c.cluster.id(),
+                outcome: AttemptOutcome::Ready,
+                detail: String::new(),
+                seconds: started.elapsed().as_secs_f64(),
+            }),
+            end: PlaceEnd::Placed(outcome),
+            refusal: None,
+        },
+        Some(_) => failover::Tried {
+            attempt: None,
+            end: PlaceEnd::Stopped(outcome),
+            refusal: None,
+        },
+    }
+}
+
+/// After a create placed the pool: looks at the places after it for groups carrying the
+/// pool's ownership tag (an interrupted earlier apply's, or another configuration's pool
+/// of the same name) and warns about them; nothing is deleted.
 async fn sweep(
     apis: &dyn Apis,
     planned: &Value,
@@ -293,15 +310,26 @@ async fn sweep(
     catalog: &Catalog,
     diags: &mut Diagnostics,
 ) {
+    let name = model::text(&PoolModel::of(planned).name);
     for place in later {
-        let Ok(p) = prepare(apis, planned, place, settings, catalog).await else {
-            diags.push(Diagnostic::warning(
-                format!("Could not check {} for what an interrupted apply left", place.label()),
-                "Node groups of this pool left there by an interrupted apply (they carry its ownership tag) may still exist; the next create walk that reaches it deletes them.",
-            ));
-            continue;
-        };
-        drop(p);
+        match prepare(apis, planned, place, settings, catalog).await {
+            Ok(p) if !p.mine.is_empty() => {
+                let names: Vec<&str> = p.mine.iter().map(|g| g.name()).collect();
+                diags.push(Diagnostic::warning(
+                    format!("Node groups of `{name}` outside its state at {}", place.label()),
+                    format!(
+                        "Cluster {} has {} carrying the ownership tag of gpu_node_pool `{name}`, which runs at its placement, not there. An interrupted apply may have left them (then delete them), or another configuration runs a pool of the same name there. Nothing was changed.",
+                        place.cluster,
+                        names.join(", ")
+                    ),
+                ));
+            }
+            Ok(_) => {}
+            Err(_) => diags.push(Diagnostic::warning(
+                format!("Could not look at {} for node groups of `{name}`", place.label()),
+                "An interrupted apply may have left node groups of this pool there (they carry its ownership tag); nothing could be read to say.",
+            )),
+        }
     }
 }
 

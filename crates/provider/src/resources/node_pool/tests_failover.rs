@@ -379,14 +379,15 @@ fn a_pool_without_failover_plans_its_own_place() {
 }
 
 #[tokio::test]
-async fn what_a_killed_walk_left_at_a_later_place_is_deleted_once_the_pool_is_placed() {
+async fn tagged_groups_at_a_later_place_are_reported_never_deleted() {
     let (aws, gcp) = (super::tests::fake(), FakeNodeGroups::for_cloud(Cloud::Gcp));
     let cfg = with_failover(vec![]);
     // A first apply landed on gcp, and the provider was killed before Terraform saved
-    // the state: the groups are there, tagged, and nothing is in state.
+    // the state (or another configuration runs a pool of the same name there).
     let _lost = landed_on_gcp(&aws, &gcp, &cfg).await;
     assert_eq!(gcp.groups().len(), 2);
-    // The next apply finds capacity at aws: placed there, gcp swept.
+    // The next apply finds capacity at aws: placed there; gcp is left alone, with a
+    // warning that names what is there.
     let p = plan_of(&cfg, &Value::Null);
     let r = apply_with(
         &clouds(&aws, &gcp),
@@ -402,5 +403,39 @@ async fn what_a_killed_walk_left_at_a_later_place_is_deleted_once_the_pool_is_pl
         &Value::string("aws")
     );
     assert_eq!(aws.groups().len(), 2);
-    assert!(gcp.groups().is_empty(), "left on gcp: {:?}", gcp.groups());
+    assert_eq!(
+        gcp.groups().len(),
+        2,
+        "nothing is deleted at a place the pool is not at"
+    );
+    let w = warnings(&r.diagnostics).join("\n");
+    assert!(w.contains("outside its state at gcp us-central1"), "{w}");
+    assert!(w.contains("train-od"), "{w}");
+}
+
+#[tokio::test]
+async fn a_walk_adopts_the_groups_an_interrupted_walk_left_where_it_lands() {
+    let (aws, gcp) = (super::tests::fake(), FakeNodeGroups::for_cloud(Cloud::Gcp));
+    let cfg = with_failover(vec![]);
+    let _lost = landed_on_gcp(&aws, &gcp, &cfg).await;
+    let ids: Vec<String> = gcp.groups().iter().map(|g| g.id.clone()).collect();
+    // aws still out: the walk reaches gcp and takes the groups there as they are.
+    aws.inject_after(Op::Create, 1, stockout());
+    let p = plan_of(&cfg, &Value::Null);
+    let r = apply_with(
+        &clouds(&aws, &gcp),
+        &Value::Null,
+        &p.planned_state,
+        &settings(),
+        catalog(),
+    )
+    .await;
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    assert_eq!(
+        attr(&r.new_state, &["placement", "cloud"]),
+        &Value::string("gcp")
+    );
+    let now: Vec<String> = gcp.groups().iter().map(|g| g.id.clone()).collect();
+    assert_eq!(now, ids, "adopted, not made again");
+    assert!(aws.groups().is_empty());
 }
