@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use gpu_core::pool::failover::Attempt;
-use tfplugin::{Type, Value};
+use tfplugin::{AttributePath, Diagnostics, Type, Value};
 
 /// How long a place may take when `capacity_wait` is unset.
 pub const DEFAULT_CAPACITY_WAIT: Duration = Duration::from_secs(15 * 60);
@@ -122,4 +122,60 @@ pub fn earlier_answers(state: &Value) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Whether resource value `v` has `failover` blocks (known or not): a new resource may
+/// then land elsewhere.
+pub fn has_failover(v: &Value) -> bool {
+    match v.get_attr("failover") {
+        Some(Value::List(blocks)) => !blocks.is_empty(),
+        Some(Value::Unknown(_)) => true,
+        _ => false,
+    }
+}
+
+/// `placement.since` of resource value `v`, as stored (null when unknown to the provider).
+pub fn since(v: &Value) -> Value {
+    v.get_attr("placement")
+        .and_then(|p| p.get_attr("since"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// [`since`] for a message: the time, or "an earlier apply" when it is not recorded.
+pub fn since_text(v: &Value) -> String {
+    since(v)
+        .as_str()
+        .map_or_else(|| "an earlier apply".to_string(), str::to_string)
+}
+
+/// `d` as problems at the place `label`: each detail starts `At <label>:`, and with
+/// `path` each names that path (the place's `failover` block) instead of its own.
+pub fn at_place(d: Diagnostics, label: &str, path: Option<&AttributePath>) -> Diagnostics {
+    let mut out = Diagnostics::new();
+    for mut x in d {
+        x.detail = format!("At {label}: {}", x.detail);
+        if let Some(path) = path {
+            x.attribute = Some(path.clone());
+        }
+        out.push(x);
+    }
+    out
+}
+
+/// The first line of a walk's cost warning: the monthly cost where it is tried first, and
+/// up to what if it fails over (`dearest`: the dearest failover place's monthly cost and
+/// name).
+pub fn walk_lead(first_usd: f64, first: &str, dearest: Option<(f64, String)>) -> String {
+    let mut lead = format!(
+        "{}/month at {first}",
+        crate::resources::node_pool::plan::signed(first_usd)
+    );
+    if let Some((usd, place)) = dearest {
+        lead.push_str(&format!(
+            ", up to {}/month if it fails over to {place}",
+            gpu_core::cost::format_usd(usd)
+        ));
+    }
+    lead
 }

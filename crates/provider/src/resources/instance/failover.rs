@@ -49,15 +49,10 @@ fn price_at(
     settings: &Settings,
     catalog: &Catalog,
 ) -> Result<Priced, Diagnostics> {
-    let here = |d: Diagnostics| -> Diagnostics {
-        let Some(path) = &path else { return d };
-        let mut out = Diagnostics::new();
-        for mut x in d {
-            x.detail = format!("At {}: {}", place.label(), x.detail);
-            x.attribute = Some(path.clone());
-            out.push(x);
-        }
-        out
+    let label = place.label();
+    let here = |d: Diagnostics| match &path {
+        Some(path) => placing::at_place(d, &label, Some(path)),
+        None => d,
     };
     let mut want = v.clone();
     let m = InstanceModel::of(v);
@@ -81,17 +76,7 @@ fn price_at(
         None => spec.chosen_type(catalog, &fresh),
     };
     let Some(chosen) = chosen else {
-        return Err(here(
-            Diagnostic::error(
-                "No instance type",
-                format!(
-                    "the catalog has no priced {} instance type with {} × {} in {} (within `max_price_age`)",
-                    spec.cloud, spec.gpu_count, spec.gpu.name, spec.region
-                ),
-            )
-            .at(AttributePath::attr("gpu"))
-            .into(),
-        ));
+        return Err(here(super::plan::no_instance_type(&spec).into()));
     };
     let preview =
         cost::preview(&spec.as_pool(), std::slice::from_ref(&chosen), prior).map_err(|e| {
@@ -188,18 +173,11 @@ pub fn plan_walk(
     let dearest = priced[1..]
         .iter()
         .max_by(|a, b| a.preview.monthly_usd.total_cmp(&b.preview.monthly_usd));
-    let mut lead = format!(
-        "{}/month at {}",
-        crate::resources::node_pool::plan::signed(first.preview.monthly_usd),
-        first.place.label()
+    let lead = placing::walk_lead(
+        first.preview.monthly_usd,
+        &first.place.label(),
+        dearest.map(|x| (x.preview.monthly_usd, x.place.label())),
     );
-    if let Some(x) = dearest {
-        lead.push_str(&format!(
-            ", up to {}/month if it fails over to {}",
-            cost::format_usd(x.preview.monthly_usd),
-            x.place.label()
-        ));
-    }
     let order: Vec<String> = priced.iter().map(|p| p.place.label()).collect();
     let mut detail = match current {
         None => format!(
@@ -217,7 +195,7 @@ pub fn plan_walk(
         Some(at) => format!(
             "It runs on its failover place {} since {}. This apply creates a VM at the places before it ({}), first {lead}; once it runs, the VM {} on {} is deleted with its disks. If those places still say no, it stays where it is and the apply says so in a warning.",
             at.label(),
-            places::since(prior).as_str().unwrap_or("an earlier apply"),
+            placing::since_text(prior),
             order.join(" → "),
             text(&InstanceModel::of(prior).vm_name),
             at.label()
@@ -257,7 +235,7 @@ pub fn staying(prior: &Value, at: &VmPlace, proposed: &Value) -> Diagnostic {
             "VM {} runs on {} since {}{why}. It stays there while the place holds it (`failback = \"never\"`); set `failback = \"on_apply\"` to try {own} again at the next apply (a new VM is created there before this one is deleted).",
             text(&InstanceModel::of(prior).vm_name),
             at.label(),
-            places::since(prior).as_str().unwrap_or("an earlier apply"),
+            placing::since_text(prior),
         ),
     )
 }

@@ -100,15 +100,6 @@ pub fn failovers(v: &Value) -> Vec<(usize, VmPlace)> {
         .collect()
 }
 
-/// Whether `v` has `failover` blocks (known or not).
-pub fn has_failover(v: &Value) -> bool {
-    match InstanceModel::of(v).failover {
-        Tf::Known(blocks) => !blocks.is_empty(),
-        Tf::Unknown => true,
-        Tf::Null => false,
-    }
-}
-
 /// Every place in order: the VM's own, then the `failover` blocks.
 pub fn order(v: &Value) -> Vec<VmPlace> {
     own(v)
@@ -130,14 +121,6 @@ pub fn elsewhere(v: &Value) -> Option<VmPlace> {
         Some(own) if own.same(&at) => None,
         _ => Some(at),
     }
-}
-
-/// `placement.since` as stored.
-pub fn since(v: &Value) -> Value {
-    v.get_attr("placement")
-        .and_then(|p| p.get_attr("since"))
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 /// The VM's object at `place`: its cloud, region and zone (null when the place names

@@ -92,7 +92,7 @@ pub async fn plan(
     if checked.has_errors() {
         return respond(proposed.clone(), checked);
     }
-    let walks = places::has_failover(config);
+    let walks = crate::resources::placing::has_failover(config);
     if prior.is_null() {
         if walks {
             return failover::plan_walk(
@@ -371,7 +371,7 @@ async fn plan_create(
 }
 
 /// The error of a spec the catalog has no priced instance type for (create and roll).
-fn no_instance_type(spec: &InstanceSpec) -> Diagnostic {
+pub(super) fn no_instance_type(spec: &InstanceSpec) -> Diagnostic {
     Diagnostic::error(
         "No instance type",
         format!(

@@ -135,20 +135,8 @@ pub(super) async fn apply_here(
         Err(d) => return failed(prior.clone(), d),
     };
     let cloud = want.spec.cloud;
-    if cloud == Cloud::Aws
-        && super::cloud_blocks::aws::settings(planned)
-            .node_role_arn
-            .is_none()
-    {
-        return failed(
-            prior.clone(),
-            Diagnostic::error(
-                "Missing aws.node_role_arn",
-                "`aws.node_role_arn` is required on aws.",
-            )
-            .at(AttributePath::attr("aws").then_attr("node_role_arn"))
-            .into(),
-        );
+    if let Some(d) = missing_node_role(planned, cloud, "`aws.node_role_arn` is required on aws.") {
+        return failed(prior.clone(), d);
     };
     let wanted: Vec<String> = want.groups.iter().map(|g| g.name.clone()).collect();
     let names = all_names(prior, cloud, &want.spec.name, &wanted);
@@ -384,6 +372,19 @@ async fn destroy(
             }
         }
     }
+}
+
+/// The error of pool `v` on `cloud` aws without `aws.node_role_arn` (EKS node groups run
+/// as an IAM role), saying `detail`; none elsewhere or when it is set.
+pub(super) fn missing_node_role(v: &Value, cloud: Cloud, detail: &str) -> Option<Diagnostics> {
+    let set = super::cloud_blocks::aws::settings(v)
+        .node_role_arn
+        .is_some();
+    (cloud == Cloud::Aws && !set).then(|| {
+        Diagnostic::error("Missing aws.node_role_arn", detail)
+            .at(AttributePath::attr("aws").then_attr("node_role_arn"))
+            .into()
+    })
 }
 
 /// The pool's group names on `cloud`: its generation-0 names, any recorded in state, and

@@ -9,7 +9,6 @@
 use std::time::Instant;
 
 use gpu_core::catalog::Catalog;
-use gpu_core::offer::Cloud;
 use gpu_core::pool::failover::{self, Attempt, AttemptOutcome, Candidate, PlaceEnd};
 use gpu_core::pool::reconcile;
 use gpu_core::seam::ClusterRef;
@@ -19,7 +18,7 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
 use super::apis::{Api, Apis};
 use super::apply::{
     ApplyRun, all_names, apply_here, cloud_error, cluster_of, connect_at, failed, foreign_group,
-    log_mutations, split_ownership, unique_suffix,
+    log_mutations, missing_node_role, split_ownership, unique_suffix,
 };
 use super::desired::{self, Desired, Settings};
 use super::inputs;
@@ -38,6 +37,26 @@ struct Prepared<'a> {
     /// Groups there that carry the pool's ownership tag but are in no state: what an
     /// interrupted apply made (adopted, as a create without failover adopts them).
     mine: Vec<gpu_core::seam::NodeGroup>,
+}
+
+impl Prepared<'_> {
+    /// The apply's run at this place, for `resolved` (the planned pool as placed here).
+    fn run<'r>(
+        &'r self,
+        resolved: &'r Value,
+        pool: &'r str,
+        settings: &'r Settings,
+        catalog: &'r Catalog,
+    ) -> ApplyRun<'r> {
+        ApplyRun {
+            api: &*self.api,
+            planned: resolved,
+            pool,
+            cluster: &self.cluster,
+            settings,
+            catalog,
+        }
+    }
 }
 
 /// Places the pool: see the module docs.
@@ -59,8 +78,8 @@ pub async fn apply_walk(
     };
     let order = places::order(planned);
     let tries: Vec<Place> = match &current {
-        None => order.clone(),
-        Some(c) => order.iter().take_while(|p| !p.same(c)).cloned().collect(),
+        None => order,
+        Some(c) => order.into_iter().take_while(|p| !p.same(c)).collect(),
     };
     let prior_cost = desired::prior_cost(prior);
     let seed = format!("{name}-{}", unique_suffix());
@@ -121,16 +140,10 @@ pub async fn apply_walk(
                         &mut diags,
                     );
                 }
-                let resolved = resolve(&p, place, prior_cost, &attempts, Value::unknown(), now());
-                let run = ApplyRun {
-                    api: &*p.api,
-                    planned: &resolved,
-                    pool: &name,
-                    cluster: &p.cluster,
-                    settings,
-                    catalog,
-                };
-                let mut r = run.finish(outcome, diags, ready);
+                let resolved = resolve(&p, place, prior_cost, &attempts, Value::unknown());
+                let mut r = p
+                    .run(&resolved, &name, settings, catalog)
+                    .finish(outcome, diags, ready);
                 places::restore(&mut r.new_state, planned);
                 if let Some(from) = &current {
                     leave(apis, prior, from, place, &mut r.diagnostics).await;
@@ -164,16 +177,10 @@ pub async fn apply_walk(
                     }
                     return stopped(prior, current.is_some(), &attempts, diags);
                 }
-                let resolved = resolve(&p, place, prior_cost, &attempts, Value::Null, now());
-                let run = ApplyRun {
-                    api: &*p.api,
-                    planned: &resolved,
-                    pool: &name,
-                    cluster: &p.cluster,
-                    settings,
-                    catalog,
-                };
-                let mut r = run.finish(outcome, diags, None);
+                let resolved = resolve(&p, place, prior_cost, &attempts, Value::Null);
+                let mut r = p
+                    .run(&resolved, &name, settings, catalog)
+                    .finish(outcome, diags, None);
                 places::restore(&mut r.new_state, planned);
                 return r;
             }
@@ -207,32 +214,15 @@ async fn prepare<'a>(
     catalog: &Catalog,
 ) -> Result<Prepared<'a>, Diagnostics> {
     let view = places::at(planned, place);
-    let at = |d: Diagnostics| -> Diagnostics {
-        let mut out = Diagnostics::new();
-        for mut x in d {
-            x.detail = format!("At {}: {}", place.label(), x.detail);
-            out.push(x);
-        }
-        out
-    };
+    let label = place.label();
+    let at = |d: Diagnostics| placing::at_place(d, &label, None);
     let spec = desired::validate(&view, catalog).map_err(at)?;
     let mut want = desired::with_types(spec, None, catalog, settings, &view);
     desired::name_groups(&mut want, &Value::Null);
     let cluster = cluster_of(&view).map_err(at)?;
-    if place.cloud == Cloud::Aws
-        && super::cloud_blocks::aws::settings(&view)
-            .node_role_arn
-            .is_none()
-    {
-        return Err(Diagnostic::error(
-            "Missing aws.node_role_arn",
-            format!(
-                "`aws.node_role_arn` is required on aws, and {} is on aws.",
-                place.label()
-            ),
-        )
-        .at(AttributePath::attr("aws").then_attr("node_role_arn"))
-        .into());
+    let detail = format!("`aws.node_role_arn` is required on aws, and {label} is on aws.");
+    if let Some(d) = missing_node_role(&view, place.cloud, &detail) {
+        return Err(d);
     }
     let api = connect_at(apis, &view).await.map_err(at)?;
     let wanted: Vec<String> = want.groups.iter().map(|g| g.name.clone()).collect();
@@ -333,8 +323,8 @@ async fn sweep(
     }
 }
 
-/// The planned pool at `place`, with what only the placing apply knows filled in: its
-/// instance types (unless pinned), id, prices, `placement` and `attempts`.
+/// The planned pool at `place`, placed there now, with what only the placing apply
+/// knows filled in: its instance types (unless pinned) and [`fill_placed`]'s values.
 /// `time_to_ready` is left to the run when unknown.
 fn resolve(
     p: &Prepared<'_>,
@@ -342,42 +332,51 @@ fn resolve(
     prior_cost: Option<gpu_core::cost::PriorCost>,
     attempts: &[Attempt],
     time_to_ready: Value,
-    since: Value,
 ) -> Value {
     let mut v = p.view.clone();
-    let types = Value::List(
-        p.want
-            .spec
-            .instance_types
-            .iter()
-            .map(Value::string)
-            .collect(),
-    );
     if !v
         .get_attr("instance_types")
         .is_some_and(Value::is_wholly_known)
     {
-        set(&mut v, "instance_types", types);
+        let types = p.want.spec.instance_types.iter().map(Value::string);
+        set(&mut v, "instance_types", Value::List(types.collect()));
     }
-    set(
+    let attempts = placing::attempts_value(attempts);
+    fill_placed(
         &mut v,
-        "id",
-        Value::string(super::import::import_id(&p.cluster, &p.want.spec.name)),
+        &p.want,
+        &p.cluster,
+        place,
+        prior_cost,
+        attempts,
+        now(),
     );
-    if let Ok(preview) = desired::price(&p.want, prior_cost) {
+    set(&mut v, TIME_TO_READY, time_to_ready);
+    v
+}
+
+/// Writes what pool `v` (laid out as `want` in `cluster`) says about where it runs: its
+/// import id there, its prices there (against `prior_cost`), `placement` since `since`,
+/// and `attempts`.
+fn fill_placed(
+    v: &mut Value,
+    want: &Desired,
+    cluster: &ClusterRef,
+    place: &Place,
+    prior_cost: Option<gpu_core::cost::PriorCost>,
+    attempts: Value,
+    since: Value,
+) {
+    let id = super::import::import_id(cluster, &want.spec.name);
+    set(v, "id", Value::string(id));
+    if let Ok(preview) = desired::price(want, prior_cost) {
         for (k, x) in desired::cost_values(&preview) {
-            set(&mut v, k, x);
+            set(v, k, x);
         }
     }
-    let first = places::first_type(&v);
-    set(&mut v, "placement", place.placement(first, since));
-    set(&mut v, "attempts", placing::attempts_value(attempts));
-    if !time_to_ready.is_known() {
-        set(&mut v, TIME_TO_READY, Value::unknown());
-    } else {
-        set(&mut v, TIME_TO_READY, time_to_ready);
-    }
-    v
+    let first = places::first_type(v);
+    set(v, "placement", place.placement(first, since));
+    set(v, "attempts", attempts);
 }
 
 /// The end of a walk stopped by an error that is not about capacity (or a place that could
@@ -513,26 +512,15 @@ async fn stay(
         Ok(c) => c,
         Err(d) => return failed(prior.clone(), d),
     };
-    set(
+    let kept_attempts = prior.get_attr("attempts").cloned().unwrap_or(Value::Null);
+    fill_placed(
         &mut planned_at,
-        "id",
-        Value::string(super::import::import_id(&cluster, &name)),
-    );
-    if let Ok(preview) = desired::price(&want, desired::prior_cost(prior)) {
-        for (k, x) in desired::cost_values(&preview) {
-            set(&mut planned_at, k, x);
-        }
-    }
-    let first = places::first_type(&planned_at);
-    set(
-        &mut planned_at,
-        "placement",
-        at.placement(first, places::since(prior)),
-    );
-    set(
-        &mut planned_at,
-        "attempts",
-        prior.get_attr("attempts").cloned().unwrap_or(Value::Null),
+        &want,
+        &cluster,
+        at,
+        desired::prior_cost(prior),
+        kept_attempts,
+        placing::since(prior),
     );
     let ttr = if rolls.is_empty() {
         prior

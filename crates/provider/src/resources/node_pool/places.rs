@@ -87,15 +87,6 @@ pub fn failovers(v: &Value) -> Vec<(usize, Place)> {
         .collect()
 }
 
-/// Whether `v` has `failover` blocks (known or not): a new pool may then land elsewhere.
-pub fn has_failover(v: &Value) -> bool {
-    match PoolModel::of(v).failover {
-        Tf::Known(blocks) => !blocks.is_empty(),
-        Tf::Unknown => true,
-        Tf::Null => false,
-    }
-}
-
 /// Every place in order: the pool's own, then the `failover` blocks.
 pub fn order(v: &Value) -> Vec<Place> {
     own(v)
@@ -126,14 +117,6 @@ pub fn first_type(v: &Value) -> Value {
     model::strings(&PoolModel::of(v).instance_types)
         .and_then(|t| t.first().cloned())
         .map_or(Value::Null, Value::string)
-}
-
-/// `placement.since` as stored (null when unknown to the provider).
-pub fn since(v: &Value) -> Value {
-    v.get_attr("placement")
-        .and_then(|p| p.get_attr("since"))
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 /// The pool's object at `place`: its cloud, region and cluster replaced, and `driver`
@@ -273,7 +256,10 @@ mod tests {
         assert_eq!(places.len(), 2);
         assert_eq!(places[0].label(), "aws us-east-1");
         assert_eq!(places[1].label(), "gcp us-central1");
-        assert!(has_failover(&v) && !has_failover(&pool(vec![])));
+        assert!(
+            crate::resources::placing::has_failover(&v)
+                && !crate::resources::placing::has_failover(&pool(vec![]))
+        );
     }
 
     #[test]

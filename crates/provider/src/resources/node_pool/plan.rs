@@ -70,7 +70,7 @@ pub fn plan(
         }
         return r;
     }
-    let walk = if moves || (new && places::has_failover(proposed)) {
+    let walk = if moves || (new && crate::resources::placing::has_failover(proposed)) {
         Some(current)
     } else {
         None

@@ -11,6 +11,7 @@ use super::places::{self, Place};
 use super::plan::{TIME_TO_READY, pins_instance_types, set, with_stand_ins};
 use super::schema::COST_ATTRIBUTES;
 use super::{cloud_blocks, model};
+use crate::resources::placing;
 
 /// A failover place and the pool priced there.
 pub struct Priced {
@@ -57,17 +58,9 @@ pub fn price_places(
                 format!("the place it runs on ({})", place.label()),
             ),
         };
-        let here = |d: Diagnostics, repath: bool| -> Diagnostics {
-            let mut out = Diagnostics::new();
-            for mut x in d {
-                x.detail = format!("At {name}: {}", x.detail);
-                if repath {
-                    x.attribute = Some(path.clone());
-                }
-                out.push(x);
-            }
-            out
-        };
+        let label = place.label();
+        let here =
+            |d: Diagnostics, repath: bool| placing::at_place(d, &label, repath.then_some(&path));
         let at = places::at(&cfg_view, &place);
         let spec = match desired::validate(&with_stand_ins(&at), catalog) {
             Ok(s) => s,
@@ -124,7 +117,7 @@ pub fn fill_placement(planned: &mut Value, prior: &Value, placing: bool) {
         set(
             planned,
             "placement",
-            at.placement(first, places::since(prior)),
+            at.placement(first, placing::since(prior)),
         );
     }
     let attempts = prior.get_attr("attempts").cloned().unwrap_or(Value::Null);
@@ -183,18 +176,11 @@ pub fn walk_warning(
     let dearest = others
         .iter()
         .max_by(|a, b| a.preview.monthly_usd.total_cmp(&b.preview.monthly_usd));
-    let mut lead = format!(
-        "{}/month at {}",
-        super::plan::signed(preview.monthly_usd),
-        first.label()
+    let lead = placing::walk_lead(
+        preview.monthly_usd,
+        &first.label(),
+        dearest.map(|d| (d.preview.monthly_usd, d.place.label())),
     );
-    if let Some(d) = dearest {
-        lead.push_str(&format!(
-            ", up to {} if it fails over to {}",
-            monthly(d.preview.monthly_usd),
-            d.place.label()
-        ));
-    }
     let order: Vec<String> = std::iter::once(first.label())
         .chain(others.iter().map(|p| p.place.label()))
         .collect();
@@ -212,7 +198,7 @@ pub fn walk_warning(
             format!(
                 "It runs on its failover place {}{now} since {}. This apply creates it again at the places before it ({}), first {lead}; once the new node groups are up it deletes them from {}. If those places still say no, it stays where it is and the apply says so in a warning.",
                 at.label(),
-                since_text(prior),
+                placing::since_text(prior),
                 order.join(" → "),
                 at.label()
             )
@@ -234,13 +220,6 @@ pub fn walk_warning(
         ),
     };
     Diagnostic::warning(title, detail)
-}
-
-/// When the pool was placed where it runs, as stored.
-fn since_text(prior: &Value) -> String {
-    places::since(prior)
-        .as_str()
-        .map_or_else(|| "an earlier apply".to_string(), str::to_string)
 }
 
 /// The warning of a plan that keeps the pool on failover place `at`: since when, why (the
@@ -269,7 +248,7 @@ pub fn staying(prior: &Value, at: &Place, proposed: &Value) -> Diagnostic {
             "It runs on {} (cluster {}) since {}{why}. It stays there while the place holds it (`failback = \"never\"`); {back}.",
             at.label(),
             at.cluster,
-            since_text(prior)
+            placing::since_text(prior)
         ),
     )
 }

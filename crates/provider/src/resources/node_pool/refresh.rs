@@ -173,7 +173,7 @@ fn placed_if_unrecorded(state: &mut Value) {
     }
     let first = places::first_type(state);
     let (at, since) = match places::placement(state) {
-        Some(at) => (at, places::since(state)),
+        Some(at) => (at, crate::resources::placing::since(state)),
         None => match places::own(state) {
             Some(own) => (own, Value::Null),
             None => return,

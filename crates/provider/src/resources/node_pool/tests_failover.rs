@@ -79,19 +79,22 @@ fn warnings(d: &Diagnostics) -> Vec<String> {
         .collect()
 }
 
+/// Applies `planned` over `prior` with the aws and gcp fakes.
+async fn apply_at(
+    aws: &FakeNodeGroups,
+    gcp: &FakeNodeGroups,
+    prior: &Value,
+    planned: &Value,
+) -> tfplugin::provider::ApplyResourceChangeResponse {
+    apply_with(&clouds(aws, gcp), prior, planned, &settings(), catalog()).await
+}
+
 /// Creates the pool with aws out of stock: it lands on gcp.
 async fn landed_on_gcp(aws: &FakeNodeGroups, gcp: &FakeNodeGroups, cfg: &Value) -> Value {
     aws.inject_after(Op::Create, 1, stockout());
     let p = plan_of(cfg, &Value::Null);
     assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
-    let r = apply_with(
-        &clouds(aws, gcp),
-        &Value::Null,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(aws, gcp, &Value::Null, &p.planned_state).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     r.new_state
 }
@@ -173,14 +176,7 @@ async fn a_create_out_of_stock_at_its_first_place_lands_on_the_second_and_stays(
     let bigger = with(cfg.clone(), "max_nodes", Value::number(6));
     let p = plan_of(&bigger, &read);
     assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &read,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &read, &p.planned_state).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     assert!(aws.groups().is_empty());
     assert!(
@@ -190,14 +186,7 @@ async fn a_create_out_of_stock_at_its_first_place_lands_on_the_second_and_stays(
     );
 
     // And the destroy deletes it there.
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &r.new_state,
-        &Value::Null,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &r.new_state, &Value::Null).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     assert!(gcp.groups().is_empty(), "{:?}", gcp.groups());
 }
@@ -212,14 +201,7 @@ async fn every_place_out_is_one_error_listing_the_attempts_and_nothing_is_left()
     );
     let cfg = with_failover(vec![]);
     let p = plan_of(&cfg, &Value::Null);
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &Value::Null,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &Value::Null, &p.planned_state).await;
     assert_eq!(r.new_state, Value::Null);
     let e = errors(&r.diagnostics);
     assert_eq!(e.len(), 1, "{e:?}");
@@ -244,14 +226,7 @@ async fn an_error_that_is_not_about_capacity_stops_the_walk_at_once() {
     );
     let cfg = with_failover(vec![]);
     let p = plan_of(&cfg, &Value::Null);
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &Value::Null,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &Value::Null, &p.planned_state).await;
     assert!(r.diagnostics.has_errors());
     assert!(
         gcp.calls().iter().all(|c| c.0 != Op::Create),
@@ -274,14 +249,7 @@ async fn failback_on_apply_moves_back_new_before_old_or_stays_with_a_warning() {
     let w = warnings(&p.diagnostics).join("\n");
     assert!(w.contains("tries to return to aws us-east-1"), "{w}");
     aws.inject(Op::Create, stockout());
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &read,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &read, &p.planned_state).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     let w = warnings(&r.diagnostics).join("\n");
     assert!(w.contains("stays on gcp us-central1"), "{w}");
@@ -298,14 +266,7 @@ async fn failback_on_apply_moves_back_new_before_old_or_stays_with_a_warning() {
 
     // aws has capacity again: created there, then deleted from gcp.
     let p = plan_of(&cfg, &r.new_state);
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &r.new_state,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &r.new_state, &p.planned_state).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     assert_eq!(
         attr(&r.new_state, &["placement", "cloud"]),
@@ -389,14 +350,7 @@ async fn tagged_groups_at_a_later_place_are_reported_never_deleted() {
     // The next apply finds capacity at aws: placed there; gcp is left alone, with a
     // warning that names what is there.
     let p = plan_of(&cfg, &Value::Null);
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &Value::Null,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &Value::Null, &p.planned_state).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     assert_eq!(
         attr(&r.new_state, &["placement", "cloud"]),
@@ -422,14 +376,7 @@ async fn a_walk_adopts_the_groups_an_interrupted_walk_left_where_it_lands() {
     // aws still out: the walk reaches gcp and takes the groups there as they are.
     aws.inject_after(Op::Create, 1, stockout());
     let p = plan_of(&cfg, &Value::Null);
-    let r = apply_with(
-        &clouds(&aws, &gcp),
-        &Value::Null,
-        &p.planned_state,
-        &settings(),
-        catalog(),
-    )
-    .await;
+    let r = apply_at(&aws, &gcp, &Value::Null, &p.planned_state).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     assert_eq!(
         attr(&r.new_state, &["placement", "cloud"]),
