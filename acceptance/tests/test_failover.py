@@ -111,6 +111,15 @@ def test_a_stockout_on_gke_lands_on_aks_and_later_plans_are_empty(terraform, clo
     text = flat(plan)
     assert "runs on its failover place azure eastus" in text, text
     assert "gcp us-central1 answered stockout" in text, text
+    # The failover place in another spelling is the same place: still no change.
+    main = wd.path / "main.tf"
+    original = main.read_text()
+    respelled = original.replace('cloud   = "azure"', 'cloud   = "AZURE"').replace(
+        'region  = "eastus"', 'region  = "EastUS"')
+    assert respelled != original
+    main.write_text(respelled)
+    wd.run("plan", "-detailed-exitcode", rc=0)
+    main.write_text(original)
 
     # The record: request and stockout at GKE, failover, request and ready at AKS.
     lines = [json.loads(line) for line in events.read_text().splitlines()]

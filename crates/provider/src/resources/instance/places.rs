@@ -100,6 +100,30 @@ pub fn failovers(v: &Value) -> Vec<(usize, VmPlace)> {
         .collect()
 }
 
+/// Whether the `failover` blocks of `prior` and `proposed` name the same places in the
+/// same order, however spelled (cloud, region, zone and instance type in other letter
+/// case).
+pub fn same_failovers(prior: &Value, proposed: &Value) -> bool {
+    let count = |v: &Value| match v.get_attr("failover") {
+        Some(Value::List(blocks)) => Some(blocks.len()),
+        _ => None,
+    };
+    let alike = |x: &Option<String>, y: &Option<String>| match (x, y) {
+        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        (x, y) => x == y,
+    };
+    let (a, b) = (failovers(prior), failovers(proposed));
+    count(prior).is_some_and(|n| n == a.len())
+        && count(proposed) == Some(b.len())
+        && a.len() == b.len()
+        && a.iter().zip(&b).all(|((_, x), (_, y))| {
+            x.cloud == y.cloud
+                && x.region == y.region
+                && alike(&x.zone, &y.zone)
+                && alike(&x.instance_type, &y.instance_type)
+        })
+}
+
 /// Every place in order: the VM's own, then the `failover` blocks.
 pub fn order(v: &Value) -> Vec<VmPlace> {
     own(v)

@@ -80,7 +80,8 @@ pub async fn plan(
     catalog: &Catalog,
     connector: &dyn Connector,
 ) -> PlanResourceChangeResponse {
-    let (prior, proposed, config) = (&req.prior_state, &req.proposed_new_state, &req.config);
+    let (prior, config) = (&req.prior_state, &req.config);
+    let proposed = &keep_failover_spelling(prior, &req.proposed_new_state);
     if proposed.is_null() {
         return respond(Value::Null, destroy_preview(prior));
     }
@@ -232,6 +233,21 @@ fn placed_by_apply(planned: &mut Value) {
     };
     set(planned, "placement", placement);
     set(planned, "attempts", Value::unknown());
+}
+
+/// `proposed` with the prior `failover` blocks kept when the new ones name the same places
+/// in another spelling: a spelling is never a change.
+fn keep_failover_spelling(prior: &Value, proposed: &Value) -> Value {
+    let mut out = proposed.clone();
+    if !prior.is_null()
+        && !proposed.is_null()
+        && prior.get_attr("failover") != proposed.get_attr("failover")
+        && places::same_failovers(prior, proposed)
+    {
+        let kept = prior.get_attr("failover").cloned().unwrap_or(Value::Null);
+        set(&mut out, "failover", kept);
+    }
+    out
 }
 
 fn respond(planned: Value, diagnostics: Diagnostics) -> PlanResourceChangeResponse {

@@ -353,3 +353,36 @@ async fn an_input_known_only_at_apply_still_leaves_the_place_to_the_walk() {
         p.planned_state.get_attr("placement")
     );
 }
+
+#[tokio::test]
+async fn a_failover_block_in_another_spelling_plans_nothing() {
+    let cloud = OneCloud(Arc::new(FakeInstances::new(Cloud::Gcp, false)));
+    let c = config("never");
+    let s = apply_of(&c, &Value::Null, &cloud).await.new_state;
+    let mut respelled = c.clone();
+    let upper = |z: &str| {
+        Value::object([
+            ("cloud", Value::string("GCP")),
+            (
+                "region",
+                Value::string(z[..z.len() - 2].to_ascii_uppercase()),
+            ),
+            ("zone", Value::string(z.to_ascii_uppercase())),
+            ("instance_type", Value::Null),
+        ])
+    };
+    plan::set(
+        &mut respelled,
+        "failover",
+        Value::List(vec![upper("us-central1-b"), upper("us-east1-b")]),
+    );
+    let p = plan_of(&respelled, &s, &cloud).await;
+    assert_eq!(p.planned_state, s, "a re-spelled place is a change");
+    let mut other = c.clone();
+    plan::set(
+        &mut other,
+        "failover",
+        Value::List(vec![zone("us-central1-c")]),
+    );
+    assert_ne!(plan_of(&other, &s, &cloud).await.planned_state, s);
+}

@@ -87,6 +87,20 @@ pub fn failovers(v: &Value) -> Vec<(usize, Place)> {
         .collect()
 }
 
+/// Whether the `failover` blocks of `prior` and `proposed` name the same places in the
+/// same order, however spelled (`GCP` for `gcp`, a region in other letter case).
+pub fn same_failovers(prior: &Value, proposed: &Value) -> bool {
+    let count = |v: &Value| match v.get_attr("failover") {
+        Some(Value::List(blocks)) => Some(blocks.len()),
+        _ => None,
+    };
+    let (a, b) = (failovers(prior), failovers(proposed));
+    count(prior).is_some_and(|n| n == a.len())
+        && count(proposed) == Some(b.len())
+        && a.len() == b.len()
+        && a.iter().zip(&b).all(|((_, x), (_, y))| x.same(y))
+}
+
 /// Every place in order: the pool's own, then the `failover` blocks.
 pub fn order(v: &Value) -> Vec<Place> {
     own(v)

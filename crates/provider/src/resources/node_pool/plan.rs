@@ -430,6 +430,15 @@ pub fn keep_prior_spelling(
         );
     }
     cloud_blocks::keep_prior_spelling(prior, &mut out);
+    if prior.get_attr("failover") != proposed.get_attr("failover")
+        && places::same_failovers(prior, proposed)
+    {
+        set(
+            &mut out,
+            "failover",
+            prior.get_attr("failover").cloned().unwrap_or(Value::Null),
+        );
+    }
     out
 }
 

@@ -386,3 +386,36 @@ async fn a_walk_adopts_the_groups_an_interrupted_walk_left_where_it_lands() {
     assert_eq!(now, ids, "adopted, not made again");
     assert!(aws.groups().is_empty());
 }
+
+#[tokio::test]
+async fn a_failover_block_in_another_spelling_plans_nothing() {
+    let (aws, gcp) = (super::tests::fake(), FakeNodeGroups::for_cloud(Cloud::Gcp));
+    let cfg = with_failover(vec![]);
+    let state = landed_on_gcp(&aws, &gcp, &cfg).await;
+    let respelled = with(
+        cfg.clone(),
+        "failover",
+        Value::List(vec![Value::object([
+            ("cloud", Value::string("GCP")),
+            ("region", Value::string("US-CENTRAL1")),
+            ("cluster", Value::string(GKE)),
+        ])]),
+    );
+    let p = plan_of(&respelled, &state);
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    assert_eq!(p.planned_state, state, "a re-spelled place is a change");
+    // Another place is one.
+    let other = with(
+        cfg,
+        "failover",
+        Value::List(vec![Value::object([
+            ("cloud", Value::string("gcp")),
+            ("region", Value::string("us-central1")),
+            (
+                "cluster",
+                Value::string("projects/ml/locations/us-central1/clusters/other"),
+            ),
+        ])]),
+    );
+    assert_ne!(plan_of(&other, &state).planned_state, state);
+}
