@@ -4,7 +4,9 @@ interfaces (`networkProfile.networkInterfaceConfigurations`) and managed OS disk
 eviction with the `Deallocate` or `Delete` policy (`simulateEviction`, or Azure itself
 through `/_fake/reclaim`), the managed disks they leave (`Microsoft.Compute/disks`,
 api-version `2024-03-02`), the activity log (`Microsoft.Insights`, api-version
-`2015-04-01`) and marketplace image versions.
+`2015-04-01`), marketplace image versions and Spot Placement Scores
+(`Microsoft.Compute/locations/{location}/placementScores/spot/generate`, api-version
+`2025-06-05` or `2024-06-01-preview`), whose scores are whatever the test set.
 
     tokens = TokenRegistry()
     aad = AzureAD(tokens, TENANT, CLIENT_ID, SECRET).start(ssl_context=context)
@@ -15,6 +17,8 @@ api-version `2024-03-02`), the activity log (`Microsoft.Insights`, api-version
                       "versions": ["22.04.2025030701"]}])              # POST /_fake/images
     arm.set_capacity("eastus", "Standard_NC24ads_A100_v4", short=2)  # POST /_fake/capacity
     arm.reclaim(vm_id)                                               # POST /_fake/reclaim
+    arm.set_placement_score("eastus", "Standard_NC24ads_A100_v4", "High",
+                            zone="1")                # POST /_fake/placement_scores
     arm.state()                                                      # GET /_fake/state
 
 Requests need a bearer token from the `AzureAD` fake for the ARM audience, checked as the
@@ -47,6 +51,12 @@ from .tokens import TokenRegistry
 COMPUTE_API_VERSION = "2024-07-01"
 DISK_API_VERSION = "2024-03-02"
 INSIGHTS_API_VERSION = "2015-04-01"
+# Spot Placement Score (`Invoke-AzSpotPlacementScore`): the GA version and the preview one.
+SPOT_PLACEMENT_API_VERSIONS = ("2025-06-05", "2024-06-01-preview")
+PLACEMENT_SCORES = ("High", "Medium", "Low", "DataNotFoundOrStale", "RestrictedSkuNotAvailable")
+PLACEMENT_MEMBERS = ("desiredLocations", "desiredSizes", "desiredCount", "availabilityZones")
+MAX_PLACEMENT_LOCATIONS, MAX_PLACEMENT_SIZES = 8, 5  # Learn: "up to eight regions and five
+#                                                      VM sizes"
 UTC = _dt.timezone.utc
 NETWORK_API_VERSIONS = ("2020-11-01", "2022-11-01")
 STORAGE_TYPES = ("Standard_LRS", "Premium_LRS", "StandardSSD_LRS", "UltraSSD_LRS",
@@ -152,6 +162,8 @@ ROUTES = [
     ("activity", re.compile(_SUBP + r"/providers/microsoft\.insights/eventtypes/management/"
                                     r"values", re.I)),
     ("all_vms", re.compile(_SUBP + r"/providers/microsoft\.compute/virtualmachines", re.I)),
+    ("spot_scores", re.compile(_SUBP + r"/providers/microsoft\.compute/locations/(?P<loc>[^/]+)/"
+                                       r"placementscores/spot/generate", re.I)),
     ("compute_unknown", re.compile(_SUBP + r"(/resourcegroups/[^/]+)?/providers/"
                                            r"microsoft\.compute(/.*)?", re.I)),
 ]
@@ -160,13 +172,14 @@ ACTIONS = {"start": "start", "deallocate": "deallocate", "poweroff": "powerOff",
 METHODS = {"vms": ("GET",), "all_vms": ("GET",), "vm": ("GET", "PUT", "PATCH", "DELETE"),
            "instance_view": ("GET",), "action": ("POST",), "disk": ("GET",),
            "images": ("GET",), "image": ("GET",), "operation": ("GET",),
-           "activity": ("GET",)}
+           "activity": ("GET",), "spot_scores": ("POST",)}
 RESOURCE_TYPES = {"vms": "virtualMachines", "all_vms": "virtualMachines", "vm": "virtualMachines",
                   "instance_view": "virtualMachines", "action": "virtualMachines",
                   "disk": "disks", "images": "locations/publishers/artifacttypes/offers/skus/"
                   "versions", "image": "locations/publishers/artifacttypes/offers/skus/"
                   "versions", "operation": "locations/operations",
-                  "activity": "eventtypes/management/values"}
+                  "activity": "eventtypes/management/values",
+                  "spot_scores": "locations/placementScores"}
 FILTER_RE = re.compile(
     r"\s*eventTimestamp\s+ge\s+'(?P<ge>[^']+)'"
     r"(?:\s+and\s+eventTimestamp\s+le\s+'(?P<le>[^']+)')?"
@@ -230,7 +243,19 @@ class ArmVms(FakeServer):
     `activity_page_size` (events per page, default 50), `simulate_logs_eviction` (a
     `simulateEviction` also writes an `evictSpotVM` event, default false),
     `uppercase_disk_rg` (the VM answers its OS disk id with the resource group in capitals,
-    default true), `compute_api_versions`, `disk_api_versions`, `insights_api_versions`."""
+    default true), `compute_api_versions`, `disk_api_versions`, `insights_api_versions`,
+    `spot_placement_api_versions`.
+
+    Spot Placement Score (`POST .../locations/{location}/placementScores/spot/generate`,
+    body `{desiredLocations: 1-8 regions, desiredSizes: 1-5 [{sku}], desiredCount >= 1,
+    availabilityZones?}`, anything else 400 `InvalidParameter`) echoes the input and lists
+    `placementScores`, region by region, size by size: with `availabilityZones` one
+    `{sku, region, availabilityZone, score, isQuotaAvailable}` per zone given a score by
+    `set_placement_score(region, sku, score, zone, quota_available)` (or
+    `POST /_fake/placement_scores`), else one `{sku, region, score, isQuotaAvailable}` from
+    the region-level score; a combination never set answers `DataNotFoundOrStale` with
+    `isQuotaAvailable` true. Real scores are Azure's own computation; the fake only replays
+    the words it was given. Decoded requests are kept in `placement_score_requests`."""
 
     name = "arm-vms"
 
@@ -254,6 +279,10 @@ class ArmVms(FakeServer):
         self.compute_api_versions = (COMPUTE_API_VERSION,)
         self.disk_api_versions = (DISK_API_VERSION,)
         self.insights_api_versions = (INSIGHTS_API_VERSION,)
+        self.spot_placement_api_versions = SPOT_PLACEMENT_API_VERSIONS
+        # (location, sku, zone or None), lower case -> {score, quota_available, names given}
+        self.placement_scores: dict[tuple, dict] = {}
+        self.placement_score_requests: list[dict] = []
 
     def configure(self, settings: dict) -> None:
         s = dict(settings)
@@ -264,7 +293,8 @@ class ArmVms(FakeServer):
         for key in ("simulate_logs_eviction", "uppercase_disk_rg"):
             if key in s:
                 setattr(self, key, bool(s.pop(key)))
-        for key in ("compute_api_versions", "disk_api_versions", "insights_api_versions"):
+        for key in ("compute_api_versions", "disk_api_versions", "insights_api_versions",
+                    "spot_placement_api_versions"):
             if key in s:
                 setattr(self, key, tuple(s.pop(key)))
         super().configure(s)
@@ -337,6 +367,37 @@ class ArmVms(FakeServer):
                 self.capacity[key] = {"short": int(short), "code": code}
             return {"capacity": self._capacity_json()}
 
+    def set_placement_score(self, region: str, sku: str, score: str | None,
+                            zone: str | None = None, quota_available: bool = True) -> dict:
+        """The Spot Placement Score `sku` gets in `region` (in `zone` "1"/"2"/"3", or at the
+        region level without one): `High`, `Medium`, `Low`, `DataNotFoundOrStale` or
+        `RestrictedSkuNotAvailable`, with `isQuotaAvailable` = `quota_available`. `score`
+        None forgets it. Returns every configured score."""
+        if not isinstance(region, str) or not region.strip():
+            raise ValueError("region must be a region name")
+        if not isinstance(sku, str) or not sku.strip():
+            raise ValueError("sku must be a VM size")
+        if zone is not None and not re.fullmatch(r"[1-9]", str(zone)):
+            raise ValueError(f"zone {zone!r} is not an availability zone number")
+        if score is not None and score not in PLACEMENT_SCORES:
+            raise ValueError(f"score must be one of {list(PLACEMENT_SCORES)}")
+        if not isinstance(quota_available, bool):
+            raise ValueError("quota_available must be true or false")
+        with self.lock:
+            key = (_location(region), sku.lower(), str(zone) if zone is not None else None)
+            if score is None:
+                self.placement_scores.pop(key, None)
+            else:
+                self.placement_scores[key] = {"score": score, "quota_available": quota_available,
+                                              "region": region, "sku": sku}
+            return {"placement_scores": self._placement_scores_json()}
+
+    def _placement_scores_json(self) -> list[dict]:
+        return [{"region": v["region"], "sku": v["sku"], "zone": key[2], "score": v["score"],
+                 "quota_available": v["quota_available"]}
+                for key, v in sorted(self.placement_scores.items(),
+                                     key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))]
+
     def reclaim(self, vm_id: str) -> dict:
         """Azure evicts a running Spot VM, as the platform does: deallocated (or deleted
         with its deleteOption Delete disks and NICs, under the Delete policy), written to
@@ -372,6 +433,9 @@ class ArmVms(FakeServer):
                 d["location"], d["vm_size"], d.get("short", 0),
                 d.get("code", "SkuNotAvailable"), d.get("zone"))),
             "/_fake/reclaim": lambda d: (200, self.reclaim(d["id"])),
+            "/_fake/placement_scores": lambda d: (200, self.set_placement_score(
+                d["region"], d["sku"], d["score"], d.get("zone"),
+                d.get("quota_available", True))),
         }
         if method != "POST" or path not in routes:
             return super()._control(method, path, body)
@@ -390,7 +454,9 @@ class ArmVms(FakeServer):
                          "uppercase_disk_rg": self.uppercase_disk_rg,
                          "compute_api_versions": list(self.compute_api_versions),
                          "disk_api_versions": list(self.disk_api_versions),
-                         "insights_api_versions": list(self.insights_api_versions)},
+                         "insights_api_versions": list(self.insights_api_versions),
+                         "spot_placement_api_versions": list(
+                             self.spot_placement_api_versions)},
             "subscriptions": [self._subscription_json(s) for s in self.subscriptions.values()],
             "vms": [{**self._vm_json(vm, instance_view=True),
                      "fake": {"power": vm["power"], "operation": vm["operation"],
@@ -405,6 +471,8 @@ class ArmVms(FakeServer):
             "images": [self._image_seed_json(i) for i in self.images.values()],
             "capacity": self._capacity_json(),
             "operations": [{k: v for k, v in op.items()} for op in self.operations.values()],
+            "placement_scores": self._placement_scores_json(),
+            "placement_score_requests": [dict(r) for r in self.placement_score_requests],
         }
 
     def _capacity_json(self) -> list[dict]:
@@ -445,7 +513,8 @@ class ArmVms(FakeServer):
         if kind == "action" and m["action"].lower() not in ACTIONS:
             kind = "compute_unknown"
         versions = (self.disk_api_versions if kind == "disk" else self.insights_api_versions
-                    if kind == "activity" else self.compute_api_versions)
+                    if kind == "activity" else self.spot_placement_api_versions
+                    if kind == "spot_scores" else self.compute_api_versions)
         failure = api_version_form_error(request, versions)
         if failure:
             return failure
@@ -456,7 +525,9 @@ class ArmVms(FakeServer):
         if version not in versions:
             locations = (sub or {}).get("locations") or ["eastus"]
             vm = self.vms.get(self._vm_key(m)) if "vm" in m.groupdict() else None
-            return no_registered_provider(version, vm["location"] if vm else locations[0],
+            where = vm["location"] if vm else _location(m["loc"]) if kind == "spot_scores" \
+                else locations[0]
+            return no_registered_provider(version, where,
                                           RESOURCE_TYPES[kind], versions, locations)
         if sub is None:
             return arm_error(404, "SubscriptionNotFound",
@@ -472,6 +543,8 @@ class ArmVms(FakeServer):
                 return self._operation(request, m)
             if kind == "activity":
                 return self._activity(request, sub)
+            if kind == "spot_scores":
+                return self._spot_placement_scores(request, m, sub)
             if kind in ("images", "image"):
                 return self._images(request, kind, m, sub)
             if kind == "all_vms":
@@ -544,6 +617,66 @@ class ArmVms(FakeServer):
                            f"'{body}'.")
         request.log["json"] = _redacted(body)
         return body
+
+    # --- Spot Placement Score -----------------------------------------------------------
+
+    def _spot_placement_scores(self, request: Request, m, sub: dict) -> Response:
+        """`SpotPlacementScores_Post`: a score per desired size x desired location (x zone
+        with `availabilityZones`), from `set_placement_score`; DataNotFoundOrStale where none
+        was set."""
+        body = self._json_body(request)
+        for key in body:
+            if key not in PLACEMENT_MEMBERS:
+                _bad(f"Could not find member '{key}' on object of type "
+                     "'SpotPlacementScoresInput'.", key)
+        locations = body.get("desiredLocations")
+        if not isinstance(locations, list) or not 1 <= len(locations) <= \
+                MAX_PLACEMENT_LOCATIONS or not all(isinstance(x, str) and x.strip()
+                                                   for x in locations):
+            _bad(f"'desiredLocations' must list 1 to {MAX_PLACEMENT_LOCATIONS} region names.",
+                 "desiredLocations")
+        sizes = body.get("desiredSizes")
+        if not isinstance(sizes, list) or not 1 <= len(sizes) <= MAX_PLACEMENT_SIZES or not all(
+                isinstance(x, dict) and set(x) == {"sku"} and isinstance(x["sku"], str)
+                and x["sku"].strip() for x in sizes):
+            _bad(f"'desiredSizes' must list 1 to {MAX_PLACEMENT_SIZES} objects "
+                 "{\"sku\": \"<VM size>\"}.", "desiredSizes")
+        count = body.get("desiredCount")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            _bad("'desiredCount' must be an integer of at least 1.", "desiredCount")
+        zonal = body.get("availabilityZones", False)
+        if not isinstance(zonal, bool):
+            _bad("'availabilityZones' must be true or false.", "availabilityZones")
+        skus = [x["sku"] for x in sizes]
+        self.placement_score_requests.append({
+            "subscription": sub["id"], "location": m["loc"], "desired_locations": locations,
+            "desired_sizes": skus, "desired_count": count, "availability_zones": zonal})
+        scores = []
+        for region in locations:  # region by region, then size, then zone, as Azure lists them
+            for sku in skus:
+                scores += self._placement_entries(region, sku, zonal)
+        answer = {"desiredLocations": locations, "desiredSizes": [{"sku": s} for s in skus],
+                  "desiredCount": count, "availabilityZones": zonal,
+                  "placementScores": scores}
+        return Response(200, answer, {"x-ms-request-id": request_id()})
+
+    def _placement_entries(self, region: str, sku: str, zonal: bool) -> list[dict]:
+        """The entries of one size in one region: zonal, one per zone with a score (none:
+        one entry without a zone, DataNotFoundOrStale); else the region-level score."""
+        loc, size = _location(region), sku.lower()
+        found = {zone: v for (r, s, zone), v in self.placement_scores.items()
+                 if r == loc and s == size}
+        unknown = {"score": "DataNotFoundOrStale", "quota_available": True}
+
+        def entry(zone, v):
+            return {"sku": sku, "region": region,
+                    **({"availabilityZone": zone} if zone is not None else {}),
+                    "score": v["score"], "isQuotaAvailable": v["quota_available"]}
+
+        if zonal:
+            zones = sorted(z for z in found if z is not None)
+            return [entry(z, found[z]) for z in zones] or [entry(None, unknown)]
+        return [entry(None, found.get(None, unknown))]
 
     # --- unknown members --------------------------------------------------------------
 

@@ -13,17 +13,21 @@ endpoint also serves the capacity commitments; every other action goes to a moto
     ec2.set_short("us-east-1", "g5.xlarge", 0)          # or POST /_fake/capacity {"short": 0}
     ec2.tick()                                          # or POST /_fake/tick; also on every
                                                         # DescribeInstances
+    ec2.set_placement_score("us-east-1", "use1-az4", "g5.xlarge", 9)   # or POST
+                                                        # /_fake/placement_scores
     ec2.state()["regions"]["us-east-1"]["instances"]     # or GET /_fake/state
 
 Served here, in EC2's XML: RunInstances, DescribeInstances, StartInstances, StopInstances,
 TerminateInstances, DescribeSpotInstanceRequests, CancelSpotInstanceRequests, CreateTags,
-DeleteTags, DescribeImages, DescribeVolumes. The instances, volumes, spot requests and images
-the fake made are its own; Describe* answers add moto's (moto's answer without paging, then
-filtered and paged here), and ids the fake does not know (in Start/Stop/Terminate, CreateTags,
-...) go to moto, so instances launched in moto keep working. Subnets, security groups, key
-pairs, instance types, zones and moto's own AMIs are asked from moto. Requests need a SigV4
-`Authorization` header (signature not checked); state is per region of its credential scope.
-Faults match the action name. See README.md for the references and for what is a guess.
+DeleteTags, DescribeImages, DescribeVolumes, GetSpotPlacementScores. The instances, volumes,
+spot requests and images the fake made are its own; Describe* answers add moto's (moto's
+answer without paging, then filtered and paged here), and ids the fake does not know (in
+Start/Stop/Terminate, CreateTags, ...) go to moto, so instances launched in moto keep working.
+Subnets, security groups, key pairs, instance types, zones and moto's own AMIs are asked from
+moto. Spot placement scores are whatever `set_placement_score` configured (see the class).
+Requests need a SigV4 `Authorization` header (signature not checked); state is per region of
+its credential scope. Faults match the action name. See README.md for the references and for
+what is a guess.
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ import xml.etree.ElementTree as ET
 from urllib.parse import urlencode
 
 from . import Request, Response
-from .ec2_commitments import (ACCOUNT, NAMESPACE, Ec2Commitments, Ec2Error, _bool, _enum, _int,
-                              _members, _scalars, _xml, ec2_time, parse_time)
+from .ec2_commitments import (ACCOUNT, INSTANCE_TYPE_RE, NAMESPACE, Ec2Commitments, Ec2Error,
+                              _bool, _enum, _int, _members, _scalars, _xml, ec2_time,
+                              parse_time)
 
 DLAMI_OWNER = "898082745236"  # Amazon's AMI account (owner of the DLAMIs), alias "amazon"
 STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48,
@@ -106,12 +111,17 @@ SPOT_PARAMS = {
                         "IncludeDeprecated", "IncludeDisabled"}, {"ExecutableBy"}),
     "DescribeVolumes": ({"DryRun", "Filter", "VolumeId", "MaxResults", "NextToken"},
                         {"IncludeManagedResources"}),
+    "GetSpotPlacementScores": (
+        {"InstanceType", "TargetCapacity", "TargetCapacityUnitType", "SingleAvailabilityZone",
+         "RegionName", "MaxResults", "NextToken", "DryRun"},
+        {"InstanceRequirementsWithMetadata", "IncludeLocalZones"}),
 }
 SPOT_REQUIRED = {"RunInstances": ("MinCount", "MaxCount", "ImageId"),
                  "StartInstances": ("InstanceId.1",), "StopInstances": ("InstanceId.1",),
                  "TerminateInstances": ("InstanceId.1",),
                  "CancelSpotInstanceRequests": ("SpotInstanceRequestId.1",),
-                 "CreateTags": ("ResourceId.1", "Tag.1.Key"), "DeleteTags": ("ResourceId.1",)}
+                 "CreateTags": ("ResourceId.1", "Tag.1.Key"), "DeleteTags": ("ResourceId.1",),
+                 "GetSpotPlacementScores": ("TargetCapacity",)}
 # Sub-parameters of the structured RunInstances parameters the fake reads; any other valid one
 # is not emulated.
 NESTED = {
@@ -166,9 +176,17 @@ ID_MALFORMED = {"instance": ("InvalidInstanceID.Malformed", "i-"),
                 "volume": ("InvalidVolumeID.Malformed", "vol-"),
                 "image": ("InvalidAMIID.Malformed", "ami-"),
                 "request": ("InvalidSpotInstanceRequestID.Malformed", "sir-")}
-# MaxResults ranges (EC2 API reference pages; DescribeVolumes 5-500, the others 5-1000).
+# MaxResults ranges (EC2 API reference pages; DescribeVolumes 5-500, the others 5-1000;
+# GetSpotPlacementScores 10-1000, shape SpotPlacementScoresMaxResults of the botocore model).
 MAX_RESULTS = {"DescribeInstances": (5, 1000), "DescribeVolumes": (5, 500),
-               "DescribeImages": (5, 1000), "DescribeSpotInstanceRequests": (5, 1000)}
+               "DescribeImages": (5, 1000), "DescribeSpotInstanceRequests": (5, 1000),
+               "GetSpotPlacementScores": (10, 1000)}
+# GetSpotPlacementScores (botocore model): TargetCapacity 1..2000000000, TargetCapacityUnitType
+# enum, at most 10 RegionName and 1000 InstanceType values; the answer holds the top 10.
+PLACEMENT_UNIT_TYPES = ("vcpu", "memory-mib", "units")
+PLACEMENT_MAX_CAPACITY = 2_000_000_000
+PLACEMENT_MAX_REGIONS, PLACEMENT_MAX_TYPES, PLACEMENT_TOP = 10, 1000, 10
+REGION_RE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 
 
 def _hex_id(prefix: str) -> str:
@@ -245,7 +263,19 @@ def _strip_ns(elem: ET.Element) -> ET.Element:
 class Ec2Spot(Ec2Commitments):
     """The fake EC2 endpoint for `gpu_instance` (and the commitments), forwarding to
     `moto_url`. Settings (`POST /_fake/faults` or `configure`): `tick_on_describe` (default
-    true: every DescribeInstances first does one `tick`), plus those of Ec2Commitments."""
+    true: every DescribeInstances first does one `tick`), plus those of Ec2Commitments.
+
+    GetSpotPlacementScores (`InstanceType.N`, `TargetCapacity`, `TargetCapacityUnitType`,
+    `SingleAvailabilityZone`, `RegionName.N`, `MaxResults` 10-1000, `NextToken`, `DryRun`)
+    answers from the scores set with `set_placement_score(region, zone_id, instance_type,
+    score)` (or `POST /_fake/placement_scores`): per requested region (every region with a
+    score when none is named) one `{region, score}` item, the best requested type's
+    region-level score or else its best zone's; with SingleAvailabilityZone one
+    `{region, availabilityZoneId, score}` per zone with a score. Places without a score are
+    left out; best first (then region, zone), at most 10 (the API's "top 10"). Real scores are
+    AWS's own computation; the rule that one or two instance types always score low is not
+    emulated, nor `InstanceRequirementsWithMetadata` or `IncludeLocalZones`
+    (`UnsupportedOperation`). Decoded requests are kept in `placement_score_requests`."""
 
     name = "ec2-spot"
 
@@ -257,6 +287,10 @@ class Ec2Spot(Ec2Commitments):
         super().reset_state()
         self.spot_regions: dict[str, dict] = {}
         self.tick_on_describe = True
+        # (region, zone id or None, instance type) -> score 1..10; what GetSpotPlacementScores
+        # answers from, and the requests it decoded.
+        self.placement_scores: dict[tuple[str, str | None, str], int] = {}
+        self.placement_score_requests: list[dict] = []
 
     def configure(self, settings: dict) -> None:
         s = dict(settings)
@@ -311,6 +345,36 @@ class Ec2Spot(Ec2Commitments):
             else:
                 shortage[instance_type] = n
             return {"region": region, "short": dict(shortage)}
+
+    def set_placement_score(self, region: str, zone_id: str | None, instance_type: str,
+                            score: int | None) -> dict:
+        """The Spot placement score (1..10) GetSpotPlacementScores gives `instance_type` in
+        `region`: in the zone `zone_id` (a zone id as moto lists it, e.g. `use1-az4`), or,
+        with `zone_id` None, at the region level. `score` None forgets it. Returns every
+        configured score."""
+        with self.lock:
+            if not isinstance(region, str) or not REGION_RE.fullmatch(region):
+                raise ValueError(f"region {region!r} is not a region name")
+            if not isinstance(instance_type, str) or not INSTANCE_TYPE_RE.fullmatch(
+                    instance_type):
+                raise ValueError(f"instance_type {instance_type!r} is not an instance type")
+            if zone_id is not None:
+                zone_id = self._zone(region, zone_id=str(zone_id))[1]
+            key = (region, zone_id, instance_type)
+            if score is None:
+                self.placement_scores.pop(key, None)
+            elif isinstance(score, bool) or not isinstance(score, int) \
+                    or not 1 <= score <= 10:
+                raise ValueError(f"score {score!r} is not an integer from 1 to 10")
+            else:
+                self.placement_scores[key] = score
+            return {"placement_scores": self._placement_scores_json()}
+
+    def _placement_scores_json(self) -> list[dict]:
+        return [{"region": r, "zone_id": z, "instance_type": t, "score": score}
+                for (r, z, t), score in sorted(self.placement_scores.items(),
+                                               key=lambda kv: (kv[0][0], kv[0][1] or "",
+                                                               kv[0][2]))]
 
     def reclaim(self, instance_id: str, short=True, cause: str = "capacity") -> dict:
         """EC2 interrupts the spot instance: with interruption behaviour `stop` it goes
@@ -453,11 +517,14 @@ class Ec2Spot(Ec2Commitments):
                 "capacity_short": dict(s["short"]),
                 "client_tokens": {t: iid for t, (_, iid) in s["tokens"].items()}})
         out["settings"]["tick_on_describe"] = self.tick_on_describe
+        out["placement_scores"] = self._placement_scores_json()
+        out["placement_score_requests"] = [dict(r) for r in self.placement_score_requests]
         return out
 
     def _control(self, method: str, path: str, body: bytes) -> Response:
-        """Adds `POST /_fake/images`, `/_fake/reclaim`, `/_fake/tick` and the `short` form of
-        `/_fake/capacity` to the control surface of Ec2Commitments."""
+        """Adds `POST /_fake/images`, `/_fake/reclaim`, `/_fake/tick`,
+        `/_fake/placement_scores` and the `short` form of `/_fake/capacity` to the control
+        surface of Ec2Commitments."""
         try:
             data = json.loads(body or b"{}")
         except ValueError:
@@ -466,7 +533,9 @@ class Ec2Spot(Ec2Commitments):
                       d["region"], d["images"])}),
                   "/_fake/reclaim": lambda d: (200, self.reclaim(
                       d["instance_id"], d.get("short", True), d.get("cause", "capacity"))),
-                  "/_fake/tick": lambda d: (200, self.tick())}
+                  "/_fake/tick": lambda d: (200, self.tick()),
+                  "/_fake/placement_scores": lambda d: (200, self.set_placement_score(
+                      d["region"], d.get("zone_id"), d["instance_type"], d["score"]))}
         if method == "POST" and path == "/_fake/capacity" and isinstance(data, dict) \
                 and "short" in data:
             routes[path] = lambda d: (200, self.set_short(d["region"], d["instance_type"],
@@ -500,7 +569,8 @@ class Ec2Spot(Ec2Commitments):
                        "CancelSpotInstanceRequests": self._cancel_requests,
                        "CreateTags": self._create_tags, "DeleteTags": self._delete_tags,
                        "DescribeImages": self._describe_images,
-                       "DescribeVolumes": self._describe_volumes}[action]
+                       "DescribeVolumes": self._describe_volumes,
+                       "GetSpotPlacementScores": self._placement_scores}[action]
             inner = handler(self._spot(region), region, params)
         except Ec2Error as e:
             return self._error_response(e)
@@ -1188,6 +1258,57 @@ class Ec2Spot(Ec2Commitments):
                                   others if ids else None)
         items = [m for m in items if _matches(m, filters, IMAGE_FILTERS)]
         return self._paged("DescribeImages", params, items, "imagesSet")
+
+    # --- GetSpotPlacementScores ----------------------------------------------------------------
+
+    def _placement_scores(self, state: dict, region: str, params: dict) -> str:
+        """Scores from `set_placement_score`: per region (or, SingleAvailabilityZone, per zone
+        id) the highest score among the requested instance types; places without one are
+        left out; best first, the top 10, then paged."""
+        capacity = _int(params, "TargetCapacity", 1, PLACEMENT_MAX_CAPACITY)
+        unit = _enum(params, "TargetCapacityUnitType", PLACEMENT_UNIT_TYPES)
+        single = _bool(params, "SingleAvailabilityZone")
+        types = _scalars(params, "InstanceType")
+        regions = _scalars(params, "RegionName")
+        if not types:
+            raise Ec2Error("MissingParameter", "The request must contain the parameter "
+                                               "InstanceType or "
+                                               "InstanceRequirementsWithMetadata")
+        if len(types) > PLACEMENT_MAX_TYPES:
+            raise Ec2Error("InvalidParameterValue", f"The parameter InstanceType takes at most "
+                                                    f"{PLACEMENT_MAX_TYPES} values.")
+        for t in types:
+            if not INSTANCE_TYPE_RE.fullmatch(t):
+                raise Ec2Error("InvalidParameterValue", f"Invalid value '{t}' for "
+                                                        "InstanceType.")
+        if len(regions) > PLACEMENT_MAX_REGIONS:
+            raise Ec2Error("InvalidParameterValue", f"The parameter RegionName takes at most "
+                                                    f"{PLACEMENT_MAX_REGIONS} values.")
+        for r in regions:
+            if not REGION_RE.fullmatch(r):
+                raise Ec2Error("InvalidParameterValue", f"Invalid value '{r}' for RegionName.")
+        self.placement_score_requests.append({
+            "instance_types": types, "regions": regions, "single_az": single,
+            "target_capacity": capacity, "target_capacity_unit_type": unit,
+            "endpoint_region": region})
+        wanted = set(types)
+        scored: dict[tuple[str, str | None], int] = {}  # the best requested type's score
+        for (r, z, t), score in self.placement_scores.items():
+            if t in wanted:
+                scored[(r, z)] = max(score, scored.get((r, z), 0))
+        places = list(dict.fromkeys(regions)) if regions else sorted({r for r, _ in scored})
+        items = []
+        for r in places:
+            zones = {z: s for (rr, z), s in scored.items() if rr == r and z is not None}
+            if single:
+                items += [{"region": r, "availabilityZoneId": z, "score": s}
+                          for z, s in zones.items()]
+            elif (r, None) in scored or zones:
+                items.append({"region": r, "score": scored.get((r, None),
+                                                               max(zones.values(), default=0))})
+        items.sort(key=lambda i: (-i["score"], i["region"], i.get("availabilityZoneId", "")))
+        return self._paged("GetSpotPlacementScores", params, items[:PLACEMENT_TOP],
+                           "spotPlacementScoreSet")
 
     # --- answer items (element names as in the botocore model) --------------------------------
 

@@ -594,3 +594,109 @@ def test_reset_forgets_everything(azure):
     assert azure.control("/_fake/reset").status == 200
     state = azure.state()
     assert state["vms"] == [] and state["activity_log"] == [] and state["images"] == []
+
+
+# --- Spot Placement Score -------------------------------------------------------------------
+
+SCORES_API = "2025-06-05"
+A100, H100 = "Standard_NC24ads_A100_v4", "Standard_NC40ads_H100_v5"
+
+
+def scores_path(location: str = REGION, sub: str = SUB) -> str:
+    return (f"/subscriptions/{sub}/providers/Microsoft.Compute/locations/{location}/"
+            "placementScores/spot/generate")
+
+
+def set_score(azure, region, sku, score, zone=None, quota_available=True) -> dict:
+    reply = azure.control("/_fake/placement_scores", {
+        "region": region, "sku": sku, "score": score, "zone": zone,
+        "quota_available": quota_available})
+    assert reply.status == 200, reply.raw
+    return reply.json
+
+
+def score_body(locations=(REGION, "westus2"), sizes=(A100, H100), count=2, zones=None) -> dict:
+    body = {"desiredLocations": list(locations), "desiredSizes": [{"sku": s} for s in sizes],
+            "desiredCount": count}
+    if zones is not None:
+        body["availabilityZones"] = zones
+    return body
+
+
+def test_spot_placement_scores_regional_and_zonal(azure):
+    set_score(azure, REGION, A100, "High", zone="1")
+    set_score(azure, REGION, A100, "Low", zone="3", quota_available=False)
+    set_score(azure, REGION, A100, "Medium")
+    set_score(azure, "westus2", H100, "RestrictedSkuNotAvailable")
+    # Regional: one entry per location x size, region by region as Azure lists them.
+    reply = azure("POST", scores_path(), score_body(zones=False), api=SCORES_API)
+    assert reply.status == 200, reply.raw
+    assert reply.json == {
+        "desiredLocations": [REGION, "westus2"],
+        "desiredSizes": [{"sku": A100}, {"sku": H100}], "desiredCount": 2,
+        "availabilityZones": False, "placementScores": [
+            {"sku": A100, "region": REGION, "score": "Medium", "isQuotaAvailable": True},
+            {"sku": H100, "region": REGION, "score": "DataNotFoundOrStale",
+             "isQuotaAvailable": True},
+            {"sku": A100, "region": "westus2", "score": "DataNotFoundOrStale",
+             "isQuotaAvailable": True},
+            {"sku": H100, "region": "westus2", "score": "RestrictedSkuNotAvailable",
+             "isQuotaAvailable": True}]}
+    assert reply.headers["x-ms-request-id"]
+    # Zonal: one entry per zone given a score; the preview api-version answers the same.
+    reply = azure("POST", scores_path("westus2"), score_body(locations=[REGION], sizes=[A100],
+                                                             zones=True),
+                  api="2024-06-01-preview")
+    assert reply.status == 200, reply.raw
+    assert reply.json["availabilityZones"] is True
+    assert reply.json["placementScores"] == [
+        {"sku": A100, "region": REGION, "availabilityZone": "1", "score": "High",
+         "isQuotaAvailable": True},
+        {"sku": A100, "region": REGION, "availabilityZone": "3", "score": "Low",
+         "isQuotaAvailable": False}]
+    # availabilityZones left out means regional.
+    reply = azure("POST", scores_path(), score_body(locations=["EastUS"], sizes=[A100]),
+                  api=SCORES_API)
+    assert reply.json["availabilityZones"] is False
+    assert reply.json["placementScores"] == [
+        {"sku": A100, "region": "EastUS", "score": "Medium", "isQuotaAvailable": True}]
+    state = azure.state()
+    assert state["placement_score_requests"][1] == {
+        "subscription": SUB, "location": "westus2", "desired_locations": [REGION],
+        "desired_sizes": [A100], "desired_count": 2, "availability_zones": True}
+    assert {"region": "westus2", "sku": H100, "zone": None,
+            "score": "RestrictedSkuNotAvailable", "quota_available": True} \
+        in state["placement_scores"]
+
+
+@pytest.mark.parametrize("body, target", [
+    (score_body(locations=[f"region{n}" for n in range(9)]), "desiredLocations"),
+    (score_body(locations=[]), "desiredLocations"),
+    (score_body(sizes=[f"Standard_D{n}s_v5" for n in range(6)]), "desiredSizes"),
+    ({**score_body(), "desiredSizes": [{"name": A100}]}, "desiredSizes"),
+    (score_body(count=0), "desiredCount"),
+    ({k: v for k, v in score_body().items() if k != "desiredCount"}, "desiredCount"),
+    (score_body(zones="yes"), "availabilityZones"),
+    ({**score_body(), "evictionRate": True}, "evictionRate"),
+])
+def test_spot_placement_score_refusals(azure, body, target):
+    reply = azure("POST", scores_path(), body, api=SCORES_API)
+    assert reply.status == 400 and reply.code == "InvalidParameter", reply.raw
+    assert reply.json["error"]["target"] == target
+    assert azure.state()["placement_score_requests"] == []
+
+
+def test_spot_placement_score_auth_versions_and_subscription(azure):
+    anonymous = azure("POST", scores_path(), score_body(), api=SCORES_API, auth=False)
+    assert anonymous.status == 401 and anonymous.code == "AuthenticationFailed"
+    assert azure("POST", scores_path(), score_body(), api="2024-07-01").code == \
+        "NoRegisteredProviderFound"
+    assert azure("POST", scores_path(), score_body(), api=False).code == \
+        "MissingApiVersionParameter"
+    other = "00000000-0000-4000-8000-000000000000"
+    assert azure("POST", scores_path(sub=other), score_body(), api=SCORES_API).code == \
+        "SubscriptionNotFound"
+    assert azure("GET", scores_path(), api=SCORES_API).status == 405
+    assert azure.control("/_fake/placement_scores", {
+        "region": REGION, "sku": A100, "score": "Great"}).status == 400
+    assert azure.state()["placement_score_requests"] == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import urllib.error
 from pathlib import Path
 
 import botocore
@@ -403,3 +404,124 @@ def test_launch_parameters_are_validated(fake, client, ami):
     assert state(fake)["regions"][REGION]["instances"] == []
     entry = [e for e in state(fake)["requests"] if e["action"] == "RunInstances"][0]
     assert entry["params"]["UserData"] == "<redacted>"
+
+
+# --- GetSpotPlacementScores -----------------------------------------------------------------
+
+def set_score(fake, region: str, zone_id, instance_type: str, score) -> dict:
+    return control(fake, "/_fake/placement_scores", {
+        "region": region, "zone_id": zone_id, "instance_type": instance_type, "score": score})
+
+
+def control_status(fake, path: str, body: dict) -> int:
+    try:
+        control(fake, path, body)
+    except urllib.error.HTTPError as e:
+        return e.code
+    return 200
+
+
+def zone_ids(fake, region: str) -> list[str]:
+    """The zone ids of `region` as the fake and moto list them (forwarded to moto)."""
+    zones = ec2(fake, region).describe_availability_zones()["AvailabilityZones"]
+    return sorted(z["ZoneId"] for z in zones)
+
+
+def scores(client, **args) -> list[dict]:
+    return client.get_spot_placement_scores(TargetCapacity=2, **args)["SpotPlacementScores"]
+
+
+def test_placement_scores_by_region_and_by_zone(fake, client):
+    east, west = zone_ids(fake, "us-east-1"), zone_ids(fake, "us-west-2")
+    set_score(fake, "us-east-1", east[0], "g5.xlarge", 9)
+    set_score(fake, "us-east-1", east[1], "g5.xlarge", 4)
+    set_score(fake, "us-east-1", east[1], "g6.xlarge", 6)
+    set_score(fake, "us-west-2", None, "g5.xlarge", 7)   # a region-level score
+    set_score(fake, "us-west-2", west[0], "g5.xlarge", 3)
+    set_score(fake, "eu-west-1", None, "p5.48xlarge", 10)  # a type nobody asks for
+    types = ["g5.xlarge", "g6.xlarge"]
+    places = ["us-east-1", "us-west-2", "eu-west-1", "ap-south-1"]
+    # Regions: the region-level score, else the best zone's; unscored places left out.
+    assert scores(client, InstanceTypes=types, RegionNames=places) == [
+        {"Region": "us-east-1", "Score": 9}, {"Region": "us-west-2", "Score": 7}]
+    # Zones: per zone the best requested type's score, best first.
+    assert scores(client, InstanceTypes=types, RegionNames=places,
+                  SingleAvailabilityZone=True, TargetCapacityUnitType="vcpu") == [
+        {"Region": "us-east-1", "AvailabilityZoneId": east[0], "Score": 9},
+        {"Region": "us-east-1", "AvailabilityZoneId": east[1], "Score": 6},
+        {"Region": "us-west-2", "AvailabilityZoneId": west[0], "Score": 3}]
+    # Only g5.xlarge: us-east-1's second zone falls to 4.
+    assert scores(client, InstanceTypes=["g5.xlarge"], SingleAvailabilityZone=True)[1] == \
+        {"Region": "us-east-1", "AvailabilityZoneId": east[1], "Score": 4}
+    # No RegionNames: every region with a score for the requested types.
+    assert scores(client, InstanceTypes=["p5.48xlarge"]) == [{"Region": "eu-west-1",
+                                                               "Score": 10}]
+    assert scores(client, InstanceTypes=["m5.large"]) == []
+    # The raw XML carries the botocore model's element names.
+    status, body = raw(fake, {"Action": "GetSpotPlacementScores", "InstanceType.1": "g5.xlarge",
+                              "TargetCapacity": "1", "RegionName.1": "us-west-2"})
+    assert status == 200 and "<GetSpotPlacementScoresResponse" in body
+    assert "<spotPlacementScoreSet><item><region>us-west-2</region><score>7</score></item>" \
+        "</spotPlacementScoreSet>" in body
+    requests = state(fake)["placement_score_requests"]
+    assert requests[1] == {"instance_types": types, "regions": places, "single_az": True,
+                           "target_capacity": 2, "target_capacity_unit_type": "vcpu",
+                           "endpoint_region": REGION}
+    assert state(fake)["placement_scores"][0] == {
+        "region": "eu-west-1", "zone_id": None, "instance_type": "p5.48xlarge", "score": 10}
+
+
+def test_placement_scores_keep_the_top_ten_and_page(fake, client):
+    regions = ["us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1",
+               "eu-west-1", "eu-west-2", "eu-central-1", "ap-south-1", "ap-northeast-1",
+               "ap-southeast-1", "sa-east-1"]
+    for n, region in enumerate(regions):
+        set_score(fake, region, None, "g5.xlarge", 10 - n if n < 10 else 1)
+    got = scores(client, InstanceTypes=["g5.xlarge"])
+    assert len(got) == 10
+    assert [g["Score"] for g in got] == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]
+    assert got[-1]["Region"] == "ap-northeast-1"  # of the three 1s, the first by name
+    page = client.get_spot_placement_scores(TargetCapacity=1, InstanceTypes=["g5.xlarge"],
+                                            MaxResults=10)
+    assert len(page["SpotPlacementScores"]) == 10 and "NextToken" not in page
+    pages = client.get_paginator("get_spot_placement_scores").paginate(
+        TargetCapacity=1, InstanceTypes=["g5.xlarge"], PaginationConfig={"PageSize": 10})
+    assert sum(len(p["SpotPlacementScores"]) for p in pages) == 10
+    loose = ec2(fake, validate=False)
+    code, _, message = error_of(lambda: loose.get_spot_placement_scores(
+        TargetCapacity=1, InstanceTypes=["g5.xlarge"], MaxResults=5))
+    assert code == "InvalidParameterValue" and "between 10 and 1000" in message
+    assert error_of(lambda: client.get_spot_placement_scores(
+        TargetCapacity=1, InstanceTypes=["g5.xlarge"], NextToken="bogus"))[0] == \
+        "InvalidNextToken"
+
+
+def test_placement_score_refusals(fake, client):
+    base = {"Action": "GetSpotPlacementScores", "InstanceType.1": "g5.xlarge"}
+    status, body = raw(fake, base)
+    assert status == 400 and "<Code>MissingParameter</Code>" in body and "TargetCapacity" in body
+    loose = ec2(fake, validate=False)
+    assert error_of(lambda: loose.get_spot_placement_scores(
+        TargetCapacity=0, InstanceTypes=["g5.xlarge"]))[0] == "InvalidParameterValue"
+    for extra in ({"TargetCapacityUnitType": "gpus"}, {"SingleAvailabilityZone": "maybe"},
+                  {"RegionName.1": "Mars"}, {"InstanceType.2": "G5 XL"},
+                  {f"RegionName.{n}": "us-east-1" for n in range(1, 12)}):
+        status, body = raw(fake, {**base, "TargetCapacity": "1", **extra})
+        assert status == 400 and "<Code>InvalidParameterValue</Code>" in body, extra
+    status, body = raw(fake, {"Action": "GetSpotPlacementScores", "TargetCapacity": "1"})
+    assert status == 400 and "<Code>MissingParameter</Code>" in body
+    status, body = raw(fake, {**base, "TargetCapacity": "1", "IncludeLocalZones": "true"})
+    assert status == 400 and "<Code>UnsupportedOperation</Code>" in body
+    status, body = raw(fake, {**base, "TargetCapacity": "1", "Bogus": "1"})
+    assert status == 400 and "<Code>UnknownParameter</Code>" in body
+    assert error_of(lambda: client.get_spot_placement_scores(
+        TargetCapacity=1, InstanceTypes=["g5.xlarge"], DryRun=True))[0] == "DryRunOperation"
+    assert state(fake)["placement_score_requests"] == []
+    # The control endpoint checks what it is given.
+    assert control_status(fake, "/_fake/placement_scores", {
+        "region": "us-east-1", "zone_id": None, "instance_type": "g5.xlarge", "score": 11}) == 400
+    assert control_status(fake, "/_fake/placement_scores", {
+        "region": "us-east-1", "zone_id": "usw2-az1", "instance_type": "g5.xlarge",
+        "score": 5}) == 400
+    set_score(fake, "us-east-1", None, "g5.xlarge", 5)
+    assert set_score(fake, "us-east-1", None, "g5.xlarge", None) == {"placement_scores": []}
