@@ -36,7 +36,9 @@ COUNT_EPSILON = 1e-9
 # The fields of one offer, as the data sources and the CLI's JSON name them.
 OFFER_FIELDS = ["cloud", "region", "zone", "instance_type", "gpu", "gpu_count",
                 "gpu_memory_gib", "vcpus", "memory_gib", "spot", "price_per_hour",
-                "price_per_gpu_hour", "source", "as_of", "price_age_days"]
+                "price_per_gpu_hour", "source", "as_of", "price_age_days",
+                # Read with `live = true` only: null in every offline answer.
+                "availability", "availability_source", "availability_as_of"]
 
 
 def age_days(as_of: str | None, today: datetime.date | None = None) -> int | None:
@@ -132,6 +134,8 @@ def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
                 "source": r[f"{kind}_source"] or r["source"],
                 "as_of": r[f"{kind}_as_of"] or None,
                 "price_age_days": age_days(r[f"{kind}_as_of"] or None),
+                "availability": None, "availability_source": None,
+                "availability_as_of": None,
             })
     items.sort(key=rank_key)
     seen = set()

@@ -58,7 +58,9 @@ LINE_FIELDS = ["kind", "nodes", "usd_per_node_hour", "monthly_usd", "source", "a
                "price_age_days", "spot_priced_at_on_demand"]
 CANDIDATE_FIELDS = ["cloud", "region", "instance_type", "monthly_usd",
                     "on_demand_usd_per_hour", "spot_usd_per_hour",
-                    "spot_priced_at_on_demand", "on_demand_as_of", "spot_as_of"]
+                    "spot_priced_at_on_demand", "on_demand_as_of", "spot_as_of",
+                    # Read with `live = true` only: null in every offline answer.
+                    "availability", "availability_source", "availability_as_of"]
 
 
 class NoCandidate(Exception):
@@ -172,6 +174,7 @@ class Candidate:
             "spot_priced_at_on_demand": any(l["spot_priced_at_on_demand"] for l in self.lines),
             "on_demand_as_of": self.on_demand.as_of if self.on_demand else None,
             "spot_as_of": self.spot.as_of if self.spot else None,
+            "availability": None, "availability_source": None, "availability_as_of": None,
         }
 
 

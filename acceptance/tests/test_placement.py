@@ -47,7 +47,8 @@ TODAY = today_utc()
 KIND = "gpu_pool_placement"
 REL = 1e-9
 OUTPUT_FIELDS = ["cloud", "region", "instance_type", "monthly_usd", "hourly_usd", "lines",
-                 "candidates", "matched", "kept_preferred", "saving_percent", "catalog"]
+                 "candidates", "matched", "kept_preferred", "saving_percent", "catalog",
+                 "availability"]
 
 
 def _second_newest_price_age(gpu: str, count: int) -> int:

@@ -18,6 +18,18 @@ pub fn non_negative() -> Validator {
     .describe("Must be zero or more.")
 }
 
+/// A share from 0 to 1.
+pub fn fraction() -> Validator {
+    Validator::with_detail(|name, v| match number(v) {
+        Some(n) if (0.0..=1.0).contains(&n) => Ok(()),
+        n => Err(format!(
+            "`{name}` must be from 0 to 1 (e.g. 0.5); got {}.",
+            shown(n, v)
+        )),
+    })
+    .describe("Must be from 0 to 1.")
+}
+
 /// A string with something in it besides spaces.
 pub fn not_blank() -> Validator {
     Validator::with_detail(|name, v| {

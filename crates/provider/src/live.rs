@@ -3,11 +3,14 @@
 //! catalogs for the life of the process so many data blocks cost one refresh.
 
 use crate::config::ProviderConfig;
+use gpu_core::availability::{Asks, Availability, PlaceScore};
 use gpu_core::cancel::Cancel;
 use gpu_core::catalog::Catalog;
 use gpu_core::catalog::live::{self, LiveConfig, Progress};
 use gpu_core::offer::Cloud;
 use gpu_core::query::OfferQuery;
+use gpu_core::record::availability::RecordKey;
+use gpu_core::registry::sessions::Sessions;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tokio::sync::Mutex;
@@ -141,6 +144,55 @@ impl LiveCache {
         }
         refreshed
     }
+}
+
+/// What the clouds' spot signals answered: the scores, and a warning per cloud that did
+/// not answer.
+type Answered = (Vec<PlaceScore>, Vec<(Cloud, String)>);
+
+/// The clouds' spot scores by what was asked, for the life of the process, so many data
+/// blocks asking the same places cost one round of requests.
+#[derive(Debug, Default)]
+pub struct ScoreCache {
+    done: Mutex<HashMap<Asks, Answered>>,
+}
+
+impl ScoreCache {
+    /// The scores for `asks`, asking `sessions` at most once per process.
+    pub async fn get(&self, sessions: &Sessions, asks: &Asks, cancel: &Cancel) -> Answered {
+        let mut done = self.done.lock().await;
+        if let Some(a) = done.get(asks) {
+            return a.clone();
+        }
+        let answered = sessions.spot_scores(asks, cancel).await;
+        if !cancel.is_cancelled() {
+            done.insert(asks.clone(), answered.clone());
+        }
+        answered
+    }
+}
+
+/// How many days of the record count towards a place's availability.
+pub const RECORD_DAYS: u32 = 7;
+
+/// Our record's availability from the events file at `path` (a file not there yet is an
+/// empty record), or the warning why it could not be read.
+pub fn record_scores(
+    path: &std::path::Path,
+) -> Result<std::collections::BTreeMap<RecordKey, Availability>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(format!("the events file {}: {e}", path.display())),
+    };
+    let events = gpu_core::record::report::parse(&path.display().to_string(), &text)
+        .map_err(|e| format!("the events file: {e}; the record is not used"))?;
+    let now = gpu_core::time::unix_now() as i64;
+    Ok(gpu_core::record::availability::from_record(
+        &events,
+        now,
+        RECORD_DAYS,
+    ))
 }
 
 #[cfg(test)]

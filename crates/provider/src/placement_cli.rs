@@ -58,6 +58,7 @@ pub fn build(a: &PlacementArgs) -> Result<PlacementQuery, String> {
         reserved_usd_per_gpu_hour: None,
         prefer: None,
         min_saving_percent: 0.0,
+        prefer_available: None,
     };
     if let Some(e) = q.check().first() {
         let flag = match e.field {

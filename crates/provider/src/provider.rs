@@ -8,6 +8,7 @@ use crate::data_sources;
 use crate::live::Refreshed;
 use crate::resources::{commitment, instance, node_pool};
 use async_trait::async_trait;
+use gpu_core::availability::{Asks, Scores};
 use gpu_core::cancel::Cancel;
 use gpu_core::query::OfferQuery;
 use gpu_core::registry::sessions::Sessions;
@@ -20,6 +21,7 @@ use tfplugin::{Diagnostic, Diagnostics, ProviderBlock, Router, Schema};
 pub struct GpuProvider {
     config: RwLock<Option<ProviderConfig>>,
     live: crate::live::LiveCache,
+    scores: crate::live::ScoreCache,
     /// The stop signal of the operations in flight. `StopProvider` sets it (their waits
     /// and retry pauses end, state is returned) and puts a fresh one in its place, so in a
     /// long-lived `--debug` server one Ctrl-C does not cancel every later apply.
@@ -40,19 +42,26 @@ impl GpuProvider {
         self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The clouds for an operation starting now: the sessions and its stop signal.
-    fn clouds(&self) -> crate::clouds::Clouds {
-        let sessions = self
-            .sessions
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let record = self
-            .configured()
+    /// The events file: the provider's `events_file`, else `GPU_TF_EVENTS_FILE`.
+    fn events_file(&self) -> Option<String> {
+        self.configured()
             .and_then(|c| c.events_file)
             .or_else(|| std::env::var(gpu_core::record::EVENTS_FILE_ENV).ok())
             .filter(|p| !p.trim().is_empty())
-            .map(gpu_core::record::EventLog::at);
+    }
+
+    /// Every cloud's session.
+    fn sessions(&self) -> Sessions {
+        self.sessions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The clouds for an operation starting now: the sessions and its stop signal.
+    fn clouds(&self) -> crate::clouds::Clouds {
+        let sessions = self.sessions();
+        let record = self.events_file().map(gpu_core::record::EventLog::at);
         crate::clouds::Clouds::new(sessions, self.operation_cancel()).with_record(record)
     }
 
@@ -128,6 +137,35 @@ impl data_sources::OfferProvider for GpuProvider {
 
     async fn live_catalog(&self, query: &OfferQuery) -> Refreshed {
         GpuProvider::live_catalog(self, query).await
+    }
+
+    async fn availability(&self, asks: &Asks) -> (Scores, Vec<(String, String)>) {
+        let mut scores = Scores::new();
+        let (places, failed) = self
+            .scores
+            .get(&self.sessions(), asks, &self.operation_cancel())
+            .await;
+        for p in places {
+            scores.add(p);
+        }
+        let mut warnings: Vec<(String, String)> = failed
+            .into_iter()
+            .map(|(cloud, w)| {
+                let name = match cloud {
+                    gpu_core::offer::Cloud::Aws => "AWS",
+                    gpu_core::offer::Cloud::Azure => "Azure",
+                    other => other.as_str(),
+                };
+                (format!("{name} spot placement scores are unavailable"), w)
+            })
+            .collect();
+        if let Some(path) = self.events_file() {
+            match crate::live::record_scores(std::path::Path::new(&path)) {
+                Ok(record) => scores.add_record(record),
+                Err(w) => warnings.push(("The record of capacity answers is unread".into(), w)),
+            }
+        }
+        (scores, warnings)
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use glob::{MatchOptions, Pattern};
 
+use crate::availability::{self, Availability, Scores};
 use crate::catalog::Catalog;
 use crate::cost::{PriceLine, PricedAs, total};
 use crate::freshness::Freshness;
@@ -71,6 +72,9 @@ pub struct PlacementQuery {
     pub prefer: Option<Place>,
     /// The saving, in percent of the preferred place's monthly bill, needed to move.
     pub min_saving_percent: f64,
+    /// Rank places at or above this availability (0 to 1) first, then places without a
+    /// score, then places below it; by the bill within each (see [`place_with`]).
+    pub prefer_available: Option<f64>,
 }
 
 /// A field of a [`PlacementQuery`] with a value that cannot be placed.
@@ -115,6 +119,14 @@ impl PlacementQuery {
                     "is {}, more than `max_nodes` ({})",
                     self.min_nodes, self.max_nodes
                 ),
+            );
+        }
+        if let Some(v) = self.prefer_available
+            && !(0.0..=1.0).contains(&v)
+        {
+            bad(
+                "min_availability",
+                format!("is {v}; it must be from 0 to 1 (e.g. 0.5)"),
             );
         }
         if self.on_demand_min > self.max_nodes {
@@ -258,6 +270,9 @@ pub struct Candidate {
     pub lines: Vec<BillLine>,
     /// The expected monthly bill: the sum of the lines.
     pub monthly_usd: f64,
+    /// How likely the place is to give the nodes (its spot score when the pool has spot
+    /// nodes, else our record's), when scores were read.
+    pub availability: Option<Availability>,
 }
 
 impl Candidate {
@@ -332,6 +347,17 @@ pub enum PlacementError {
 
 /// Ranks every place of `catalog` for `q` by the expected monthly bill.
 pub fn place(catalog: &Catalog, q: &PlacementQuery) -> Result<Placement, PlacementError> {
+    place_with(catalog, q, None)
+}
+
+/// [`place`] with availability: each candidate gets its score from `scores`, and with
+/// `prefer_available` candidates rank by [`availability::tier`] first, by the bill within
+/// a tier; the preferred place stays first only within the best tier.
+pub fn place_with(
+    catalog: &Catalog,
+    q: &PlacementQuery,
+    scores: Option<&Scores>,
+) -> Result<Placement, PlacementError> {
     let problems = q.check();
     if !problems.is_empty() {
         return Err(PlacementError::Invalid(problems));
@@ -384,10 +410,33 @@ pub fn place(catalog: &Catalog, q: &PlacementQuery) -> Result<Placement, Placeme
         return Err(empty(q, clouds, found));
     }
     candidates.sort_by(ranking_order);
+    let mut best_tier = candidates.len();
+    if let Some(scores) = scores {
+        for c in &mut candidates {
+            c.availability = if q.spot_nodes() > 0 {
+                scores.spot(
+                    c.place.cloud,
+                    &c.place.region,
+                    None,
+                    &c.place.instance_type,
+                    q.gpu.name,
+                )
+            } else {
+                scores.recorded(c.place.cloud, &c.place.region, q.gpu.name)
+            }
+            .cloned();
+        }
+        if let Some(min) = q.prefer_available {
+            let tier = |c: &Candidate| availability::tier(c.availability.as_ref(), min);
+            candidates.sort_by_key(|c| tier(c));
+            let first = tier(&candidates[0]);
+            best_tier = candidates.iter().take_while(|c| tier(c) == first).count();
+        }
+    }
     let hysteresis = q
         .prefer
         .as_ref()
-        .map(|p| prefer(&mut candidates, p, q.min_saving_percent));
+        .map(|p| prefer(&mut candidates[..best_tier], p, q.min_saving_percent));
     Ok(Placement {
         candidates,
         hysteresis,
@@ -454,6 +503,7 @@ fn bill(
         spot,
         lines,
         monthly_usd,
+        availability: None,
     })
 }
 
@@ -466,11 +516,7 @@ fn ranking_order(a: &Candidate, b: &Candidate) -> Ordering {
 
 /// Moves the preferred place first unless the best saves at least `min_saving_percent`
 /// of its bill (and more than nothing).
-fn prefer(
-    candidates: &mut Vec<Candidate>,
-    p: &Place,
-    min_saving_percent: f64,
-) -> PlacementHysteresis {
+fn prefer(candidates: &mut [Candidate], p: &Place, min_saving_percent: f64) -> PlacementHysteresis {
     let Some(idx) = candidates.iter().position(|c| &c.place == p) else {
         return PlacementHysteresis {
             found: false,
@@ -486,8 +532,7 @@ fn prefer(
     };
     let kept = idx == 0 || saving_percent <= 0.0 || saving_percent < min_saving_percent;
     if kept && idx > 0 {
-        let c = candidates.remove(idx);
-        candidates.insert(0, c);
+        candidates[..=idx].rotate_right(1);
     }
     PlacementHysteresis {
         found: true,
@@ -567,6 +612,7 @@ aws,us-east-1,,p5.4xlarge,H100,1,80,16,256,6.88,,row,od-1,2026-07-20,,
             reserved_usd_per_gpu_hour: None,
             prefer: None,
             min_saving_percent: 0.0,
+            prefer_available: None,
         }
     }
 
@@ -607,6 +653,71 @@ aws,us-east-1,,p5.4xlarge,H100,1,80,16,256,6.88,,row,od-1,2026-07-20,,
             .unwrap();
         assert!(gcp.spot_priced_at_on_demand());
         assert_eq!(gcp.monthly_usd, 730.0 * 176.0);
+    }
+
+    #[test]
+    fn prefer_available_moves_a_short_place_down_and_scores_each_candidate() {
+        let mut scores = Scores::new();
+        let at = |score: f64| Availability {
+            score,
+            source: "aws spot placement score".into(),
+            as_of: "2026-12-06".into(),
+        };
+        // us-east-1's best zone scores 0.2; ap-south-1 has no score; gcp only our record.
+        scores.add(crate::availability::PlaceScore {
+            cloud: Cloud::Aws,
+            region: "us-east-1".into(),
+            zone: Some("use1-az2".into()),
+            instance_type: "p5.48xlarge".into(),
+            availability: at(0.2),
+        });
+        scores.add_record([(("gcp".into(), "us-central1".into(), "H100".into()), at(0.8))].into());
+        let q = query(1, 2);
+        let scored = place_with(&catalog(), &q, Some(&scores)).unwrap();
+        assert_eq!(
+            order(&scored),
+            order(&place(&catalog(), &q).unwrap()),
+            "by the bill when off"
+        );
+        let east = &scored.candidates[0];
+        assert_eq!(east.availability.as_ref().unwrap().score, 0.2);
+        assert!(scored.candidates[1].availability.is_none());
+        let preferring = PlacementQuery {
+            prefer_available: Some(0.5),
+            ..q.clone()
+        };
+        let p = place_with(&catalog(), &preferring, Some(&scores)).unwrap();
+        let regions: Vec<&str> = p
+            .candidates
+            .iter()
+            .map(|c| c.place.region.as_str())
+            .collect();
+        assert_eq!(regions, ["us-central1", "ap-south-1", "us-east-1"]);
+        // A pool with no spot nodes takes our record only: the spot score does not count.
+        let floor_only = PlacementQuery {
+            prefer_available: Some(0.5),
+            expected_nodes: Some(1),
+            ..q.clone()
+        };
+        let p = place_with(&catalog(), &floor_only, Some(&scores)).unwrap();
+        let east = p
+            .candidates
+            .iter()
+            .find(|c| c.place.region == "us-east-1")
+            .unwrap();
+        assert!(east.availability.is_none());
+        assert_eq!(p.best().place.region, "us-central1");
+        let bad = PlacementQuery {
+            prefer_available: Some(-0.1),
+            ..q
+        };
+        let err = place_with(&catalog(), &bad, Some(&scores))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`min_availability`") && err.contains("from 0 to 1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod validate;
 
 use std::fmt;
 
+use crate::availability::{self, Scores};
 use crate::freshness::Freshness;
 use crate::gpu::{self, GpuLookupError, GpuModel};
 use crate::offer::{Cloud, Offer, OfferKey};
@@ -116,6 +117,10 @@ pub struct OfferQuery {
     pub limit: Option<usize>,
     /// How old a price may be to count (undated prices never pass a limit).
     pub freshness: Freshness,
+    /// Rank places at or above this availability (0 to 1) first, then places without a
+    /// score, then places below it; by price within each (see [`run_with`]). `None`:
+    /// by price alone.
+    pub prefer_available: Option<f64>,
 }
 
 impl Default for OfferQuery {
@@ -136,6 +141,7 @@ impl Default for OfferQuery {
             min_saving_percent: 0.0,
             limit: None,
             freshness: Freshness::any(),
+            prefer_available: None,
         }
     }
 }
@@ -238,14 +244,34 @@ pub fn run<'a>(
     catalog: &'a crate::catalog::Catalog,
     query: &OfferQuery,
 ) -> Result<QueryResult<'a>, QueryError> {
+    run_with(catalog, query, None)
+}
+
+/// [`run`] with availability: when the query has `prefer_available` and `scores` are
+/// given, items rank by [`availability::tier`] first and by price within a tier; the
+/// preferred item (hysteresis) stays first only within the best tier. Without scores,
+/// the ranking is [`run`]'s.
+pub fn run_with<'a>(
+    catalog: &'a crate::catalog::Catalog,
+    query: &OfferQuery,
+    scores: Option<&Scores>,
+) -> Result<QueryResult<'a>, QueryError> {
     validate(query)?;
     let matcher = filter::Matcher::new(query)?;
     let mut items = matcher.items(catalog.offers());
     rank::sort(&mut items);
+    let mut best_tier = items.len();
+    if let (Some(min), Some(scores)) = (query.prefer_available, scores) {
+        let tier = |i: &PricedOffer<'_>| availability::tier(scores.of_item(i), min);
+        // A stable sort: the price order stays within each tier.
+        items.sort_by_key(|i| tier(i));
+        let first = items.first().map(&tier);
+        best_tier = items.iter().take_while(|i| Some(tier(i)) == first).count();
+    }
     let hysteresis = query
         .prefer
         .as_ref()
-        .map(|p| rank::apply_preference(&mut items, p, query.min_saving_percent));
+        .map(|p| rank::apply_preference(&mut items[..best_tier], p, query.min_saving_percent));
     rank::dedupe_on_demand_zones(&mut items);
     let matched = items.len();
     let empty = items

@@ -57,7 +57,7 @@ pub struct Hysteresis {
 /// Moves the preferred item first unless the cheapest is cheaper per GPU-hour by at least
 /// `min_saving_percent` (and by more than nothing). `items` must be ranked.
 pub(super) fn apply_preference(
-    items: &mut Vec<PricedOffer<'_>>,
+    items: &mut [PricedOffer<'_>],
     preferred: &OfferKey,
     min_saving_percent: f64,
 ) -> Hysteresis {
@@ -80,8 +80,7 @@ pub(super) fn apply_preference(
     };
     out.kept = idx == 0 || out.saving_percent <= 0.0 || out.saving_percent < min_saving_percent;
     if out.kept && idx > 0 {
-        let item = items.remove(idx);
-        items.insert(0, item);
+        items[..=idx].rotate_right(1);
     }
     out
 }

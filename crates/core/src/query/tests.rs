@@ -924,3 +924,94 @@ mod props {
         }
     }
 }
+
+// ---------------------------------------------------------------- availability
+
+fn scored(cloud: Cloud, region: &str, itype: &str, score: f64) -> crate::availability::PlaceScore {
+    crate::availability::PlaceScore {
+        cloud,
+        region: region.into(),
+        zone: None,
+        instance_type: itype.into(),
+        availability: crate::availability::Availability {
+            score,
+            source: "test".into(),
+            as_of: "2026-12-06".into(),
+        },
+    }
+}
+
+#[test]
+fn prefer_available_ranks_known_good_then_unknown_then_short_by_price_within() {
+    use Cloud::*;
+    let c = catalog(vec![
+        offer(Aws, "us-east-1", None, "a.x", "H100", 1.0, None, Some(1.0)),
+        offer(Aws, "us-west-2", None, "a.x", "H100", 1.0, None, Some(2.0)),
+        offer(Azure, "eastus", None, "b.x", "H100", 1.0, None, Some(3.0)),
+        offer(Azure, "westus", None, "b.x", "H100", 1.0, None, Some(4.0)),
+        offer(
+            Gcp,
+            "us-central1",
+            None,
+            "c.x",
+            "H100",
+            1.0,
+            Some(5.0),
+            None,
+        ),
+    ]);
+    let mut scores = crate::availability::Scores::new();
+    scores.add(scored(Aws, "us-east-1", "a.x", 0.1));
+    scores.add(scored(Azure, "westus", "b.x", 0.9));
+    scores.add(scored(Azure, "eastus", "b.x", 0.5));
+    let order = |q: &OfferQuery, s: Option<&crate::availability::Scores>| -> Vec<String> {
+        run_with(&c, q, s)
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| i.offer.region.clone())
+            .collect()
+    };
+    let by_price = vec!["us-east-1", "us-west-2", "eastus", "westus", "us-central1"];
+    assert_eq!(order(&q(), Some(&scores)), by_price, "off: by price");
+    let on = OfferQuery {
+        prefer_available: Some(0.5),
+        ..q()
+    };
+    assert_eq!(order(&on, None), by_price, "no scores: by price");
+    // At or above 0.5 by price (eastus 3.0, westus 4.0), then unscored (us-west-2,
+    // us-central1: on-demand items take no spot score), then the short us-east-1.
+    assert_eq!(
+        order(&on, Some(&scores)),
+        vec!["eastus", "westus", "us-west-2", "us-central1", "us-east-1"]
+    );
+    // The preferred item stays first only within the best tier.
+    let short = c.offers().iter().find(|o| o.region == "us-east-1").unwrap();
+    let sticky = OfferQuery {
+        prefer: Some(short.key(true)),
+        min_saving_percent: 99.0,
+        ..on.clone()
+    };
+    let r = run_with(&c, &sticky, Some(&scores)).unwrap();
+    assert_eq!(r.items[0].offer.region, "eastus");
+    assert!(!r.hysteresis.unwrap().found);
+    let good = c.offers().iter().find(|o| o.region == "westus").unwrap();
+    let kept = OfferQuery {
+        prefer: Some(good.key(true)),
+        min_saving_percent: 99.0,
+        ..on.clone()
+    };
+    let r = run_with(&c, &kept, Some(&scores)).unwrap();
+    assert_eq!(r.items[0].offer.region, "westus");
+    assert_eq!(r.items[1].offer.region, "eastus");
+    // The threshold is checked.
+    let bad = OfferQuery {
+        prefer_available: Some(1.5),
+        ..q()
+    };
+    let err = run_with(&c, &bad, Some(&scores)).unwrap_err().to_string();
+    assert!(
+        err.contains("min_availability") && err.contains("from 0 to 1"),
+        "{err}"
+    );
+}

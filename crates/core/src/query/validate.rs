@@ -97,6 +97,14 @@ pub fn validate(q: &OfferQuery) -> Result<(), QueryError> {
     if let Some(v) = q.min_memory_gib {
         check("min_memory_gib", v, v >= 0.0, "0 or more GiB");
     }
+    if let Some(v) = q.prefer_available {
+        check(
+            "min_availability",
+            v,
+            (0.0..=1.0).contains(&v),
+            "from 0 to 1 (e.g. 0.5)",
+        );
+    }
     check(
         "min_saving_percent",
         q.min_saving_percent,

@@ -1,50 +1,13 @@
-//! Availability: how likely a place is to give the asked GPUs now, as a score from 0 to 1
-//! with where it came from and when. Three sources feed it: the clouds' own signals (AWS
-//! `GetSpotPlacementScores`, 1 to 10 per region or zone; Azure's spot placement score,
-//! `High`, `Medium` or `Low` per location and size) and our own record of recent answers
-//! (the events file: each request for GPUs ended `ready` or with a capacity answer).
-//!
-//! This is the scoring the offers' ranking is to use (issue 28, item 3); the data
-//! sources do not read it yet.
+//! Our own record as availability: of the recent answers to requests for GPUs at a place
+//! (the events file: each request ended `ready` or with a capacity answer), the share
+//! that were `ready`. The clouds' own signals are read in their drivers; both become an
+//! [`Availability`] ([`crate::availability`]).
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+pub use crate::availability::Availability;
 
 use super::EventLine;
-
-/// A score and what it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Availability {
-    /// From 0 (no capacity expected) to 1 (capacity expected).
-    pub score: f64,
-    /// Where it came from, in words (`record: 3 of 4 answers ready in 7 days`).
-    pub source: String,
-    /// The date (UTC, `YYYY-MM-DD`) of the newest answer it rests on.
-    pub as_of: String,
-}
-
-/// AWS's spot placement score (1 to 10, "10 means that your Spot request is highly
-/// likely to succeed") as a score from 0 to 1: `score / 10`; `None` outside 1..=10.
-pub fn aws_placement_score(score: i32) -> Option<f64> {
-    (1..=10).contains(&score).then(|| f64::from(score) / 10.0)
-}
-
-/// Azure's spot placement score (`High`, `Medium` or `Low`, any letter case, with its
-/// `isQuotaAvailable`) as a score from 0 to 1: `High` 0.9, `Medium` 0.5, `Low` 0.1, and
-/// 0 when the quota is not available; `None` for any other word (Azure has no score to
-/// give).
-pub fn azure_placement_score(word: &str, quota_available: Option<bool>) -> Option<f64> {
-    if quota_available == Some(false) {
-        return Some(0.0);
-    }
-    match word.to_ascii_lowercase().as_str() {
-        "high" => Some(0.9),
-        "medium" => Some(0.5),
-        "low" => Some(0.1),
-        _ => None,
-    }
-}
 
 /// Where a record's answers are kept apart: cloud, region, and GPU model.
 pub type RecordKey = (String, String, String);
@@ -69,8 +32,8 @@ pub fn from_record(events: &[EventLine], now: i64, days: u32) -> BTreeMap<Record
             continue;
         }
         let key = (
-            e.cloud.clone(),
-            e.region.clone(),
+            e.cloud.to_ascii_lowercase(),
+            e.region.to_ascii_lowercase(),
             e.gpu.clone().unwrap_or_else(|| "-".into()),
         );
         let t = tally.entry(key).or_insert((0, 0, String::new()));
@@ -109,18 +72,6 @@ mod tests {
             gpu: Some("H100".into()),
             ..EventLine::default()
         }
-    }
-
-    #[test]
-    fn the_clouds_scores_map_onto_zero_to_one() {
-        assert_eq!(aws_placement_score(10), Some(1.0));
-        assert_eq!(aws_placement_score(3), Some(0.3));
-        assert_eq!(aws_placement_score(0), None);
-        assert_eq!(aws_placement_score(11), None);
-        assert_eq!(azure_placement_score("High", Some(true)), Some(0.9));
-        assert_eq!(azure_placement_score("LOW", None), Some(0.1));
-        assert_eq!(azure_placement_score("High", Some(false)), Some(0.0));
-        assert_eq!(azure_placement_score("unknown", None), None);
     }
 
     #[test]

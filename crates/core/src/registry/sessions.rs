@@ -4,6 +4,7 @@
 //! cloud's seam by [`Cloud`]; a cloud without that seam here is an error naming the
 //! clouds that have it, never another cloud's client.
 
+use crate::availability::{Asks, PlaceScore};
 use crate::cancel::Cancel;
 use crate::clouds::aws::{AwsSession, AwsSettings};
 use crate::clouds::azure::{AzureSession, AzureSettings};
@@ -104,6 +105,96 @@ impl Sessions {
             }
             other => return Err(absent(other, "commitments")),
         })
+    }
+}
+
+impl Sessions {
+    /// The clouds' spot signals for `asks` (AWS in each ask's region, Azure in the
+    /// settings' subscription), and one warning per cloud that could not answer (the
+    /// cloud, the first error, and how many requests failed). Never fails as a whole.
+    pub async fn spot_scores(
+        &self,
+        asks: &Asks,
+        cancel: &Cancel,
+    ) -> (Vec<PlaceScore>, Vec<(Cloud, String)>) {
+        let mut scores = Vec::new();
+        let mut aws = Failures::new(Cloud::Aws, "GetSpotPlacementScores", asks.aws.len());
+        for ask in &asks.aws {
+            let client = self.aws.placement_scores(&ask.region, cancel).await;
+            match client.zones(ask).await {
+                Ok(s) => scores.extend(s),
+                Err(e) => aws.add(&ask.region, e),
+            }
+            if cancel.is_cancelled() {
+                break;
+            }
+        }
+        let mut azure = Failures::new(Cloud::Azure, "spot placement score", asks.azure.len());
+        if !asks.azure.is_empty() {
+            match self.azure.settings().subscription_id.as_deref() {
+                None => azure.unasked("it needs the provider's `azure.subscription_id`"),
+                Some(sub) => match self.azure.placement_scores(sub, cancel) {
+                    Err(e) => azure.unasked(&e.to_string()),
+                    Ok(client) => {
+                        for ask in &asks.azure {
+                            match client.regions(ask).await {
+                                Ok(s) => scores.extend(s),
+                                Err(e) => azure.add(&ask.regions.join(", "), e),
+                            }
+                        }
+                    }
+                },
+            }
+        }
+        let warnings = [aws.warning(), azure.warning()]
+            .into_iter()
+            .flatten()
+            .collect();
+        (scores, warnings)
+    }
+}
+
+/// The failed requests of one cloud's signal, for one warning.
+struct Failures {
+    cloud: Cloud,
+    what: &'static str,
+    asked: usize,
+    failed: usize,
+    first: Option<String>,
+}
+
+impl Failures {
+    fn new(cloud: Cloud, what: &'static str, asked: usize) -> Self {
+        Failures {
+            cloud,
+            what,
+            asked,
+            failed: 0,
+            first: None,
+        }
+    }
+
+    fn add(&mut self, place: &str, e: CloudError) {
+        self.failed += 1;
+        self.first.get_or_insert_with(|| format!("{place}: {e}"));
+    }
+
+    fn unasked(&mut self, why: &str) {
+        self.failed = self.asked;
+        self.first = Some(why.to_string());
+    }
+
+    fn warning(&self) -> Option<(Cloud, String)> {
+        let first = self.first.as_ref()?;
+        let text = format!(
+            "{} {}: {} of {} request{} failed ({first}); those places have no cloud score",
+            self.cloud,
+            self.what,
+            self.failed,
+            self.asked,
+            if self.asked == 1 { "" } else { "s" }
+        );
+        Some((self.cloud, text))
     }
 }
 

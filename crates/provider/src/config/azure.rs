@@ -15,7 +15,7 @@ pub fn block() -> NestedBlock {
     NestedBlock::single(
         "azure",
         Block::new("Settings for Azure, used by node pools on AKS, Azure VMs (`gpu_instance`) and Azure commitments. Credentials come from the standard Azure chain (environment client secret, workload identity, managed identity, Azure CLI); `AZURE_AUTHORITY_HOST` is honoured. See the Azure credentials guide.")
-            .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription (a GUID): where `gpu_instance` creates VMs and Azure commitments are bought; when set, a pool whose `cluster` is in another subscription fails at plan.").validate(guid()))
+            .attribute(Attribute::optional("subscription_id", Type::String).describe("Azure subscription (a GUID): where `gpu_instance` creates VMs, Azure commitments are bought and `live = true` asks Azure's spot placement score; when set, a pool whose `cluster` is in another subscription fails at plan.").validate(guid()))
             .attribute(Attribute::optional("tenant_id", Type::String).describe("Microsoft Entra tenant to authenticate against (a GUID). Defaults to the credential's tenant.").validate(guid()))
             .attribute(Attribute::optional("endpoint", Type::String).describe("Azure Resource Manager endpoint override, for emulators and private endpoints. Defaults to `https://management.azure.com`. (Sovereign clouds are not supported yet: tokens are requested for the public cloud's Resource Manager.)").validate(checks::http_url())),
     )

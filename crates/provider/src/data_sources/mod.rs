@@ -2,6 +2,7 @@
 //! glue: [`GpuModels`], and [`OfferSource`] for the two offer queries (which can read
 //! live prices).
 
+pub mod availability_args;
 pub mod capacity_block_offers;
 pub mod commitment_sizing;
 pub mod gpu_models;
@@ -12,6 +13,7 @@ pub mod spot_offer;
 
 use crate::live::Refreshed;
 use async_trait::async_trait;
+use gpu_core::availability::{Asks, Scores};
 use gpu_core::catalog::Catalog;
 use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::OfferQuery;
@@ -47,16 +49,47 @@ pub fn all_checks(schema: Schema, config: &Value, own: fn(&Value) -> Diagnostics
     d
 }
 
+/// What an offer data source answers from: the catalog, the provider's `max_price_age`,
+/// and the availability read (with `live = true`).
+#[derive(Debug, Clone, Copy)]
+pub struct Answering<'a> {
+    /// The embedded catalog, or the one with live prices.
+    pub catalog: &'a Catalog,
+    /// The provider's `max_price_age`.
+    pub default_age: Option<MaxPriceAge>,
+    /// The clouds' and the record's scores, when read.
+    pub scores: Option<&'a Scores>,
+}
+
+impl<'a> Answering<'a> {
+    /// An answer from `catalog` without availability.
+    pub fn from(catalog: &'a Catalog, default_age: Option<MaxPriceAge>) -> Self {
+        Answering {
+            catalog,
+            default_age,
+            scores: None,
+        }
+    }
+
+    /// The catalog, the provider's `max_price_age` and the scores.
+    pub fn parts(self) -> (&'a Catalog, Option<MaxPriceAge>, Option<&'a Scores>) {
+        (self.catalog, self.default_age, self.scores)
+    }
+}
+
 /// A data source answered from the offer catalog: the embedded one, or with
-/// `live = true` the one refreshed with live prices (warnings for sources that fail).
+/// `live = true` the one refreshed with live prices (warnings for sources that fail) and
+/// the places' availability.
 #[derive(Debug, Clone)]
 pub struct OfferSource {
     type_name: &'static str,
     schema: fn() -> Schema,
     validate: fn(&Value) -> Diagnostics,
-    read: fn(&Value, &Catalog, Option<MaxPriceAge>) -> ReadDataSourceResponse,
+    read: fn(&Value, Answering<'_>) -> ReadDataSourceResponse,
     /// The offers whose clouds and regions a live refresh must cover.
     live_scope: fn(&Value) -> Option<OfferQuery>,
+    /// Whether the data source reads availability with `live = true`.
+    scored: bool,
     provider: Arc<dyn OfferProvider>,
 }
 
@@ -69,6 +102,10 @@ pub trait OfferProvider: Send + Sync + std::fmt::Debug {
     /// The catalog with live prices for `query`, and the warnings of sources that did not
     /// answer.
     async fn live_catalog(&self, query: &OfferQuery) -> Refreshed;
+    /// The availability of the places `asks` names (the clouds' spot signals) and of every
+    /// place in the provider's record, with a warning (summary, detail) per source that
+    /// did not answer.
+    async fn availability(&self, asks: &Asks) -> (Scores, Vec<(String, String)>);
 }
 
 /// The live scope of the offer queries: their own filters.
@@ -85,6 +122,7 @@ impl OfferSource {
             validate: spot_offer::validate,
             read: spot_offer::read,
             live_scope: query_scope,
+            scored: true,
             provider,
         }
     }
@@ -97,6 +135,7 @@ impl OfferSource {
             validate: offers::validate,
             read: offers::read,
             live_scope: query_scope,
+            scored: true,
             provider,
         }
     }
@@ -108,8 +147,9 @@ impl OfferSource {
             type_name: commitment_sizing::TYPE_NAME,
             schema: commitment_sizing::schema,
             validate: commitment_sizing::validate,
-            read: commitment_sizing::read,
+            read: |config, a| commitment_sizing::read(config, a.catalog, a.default_age),
             live_scope: |_| None,
+            scored: false,
             provider,
         }
     }
@@ -122,6 +162,7 @@ impl OfferSource {
             validate: pool_placement::validate,
             read: pool_placement::read,
             live_scope: pool_placement::live_scope,
+            scored: true,
             provider,
         }
     }
@@ -144,23 +185,56 @@ impl DataSource for OfferSource {
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let config = request.config();
         let default_age = self.provider.max_price_age();
+        let offline = Answering::from(Catalog::embedded(), default_age);
         if offer_query::Filters::of(config).live.known() != Some(&true) {
-            return (self.read)(config, Catalog::embedded(), default_age);
+            let mut response = (self.read)(config, offline);
+            if self.scored && !response.diagnostics.has_errors() {
+                response
+                    .diagnostics
+                    .extend(availability_args::warnings(config, None));
+            }
+            return response;
         }
         let validation = all_checks((self.schema)(), config, self.validate);
         if validation.has_errors() {
             return validation.into();
         }
         let Some(query) = (self.live_scope)(config) else {
-            return (self.read)(config, Catalog::embedded(), default_age);
+            return (self.read)(config, offline);
         };
         let refreshed = self.provider.live_catalog(&query).await;
-        let mut response = (self.read)(config, &refreshed.catalog, default_age);
+        let (scores, score_warnings) = match self.scored {
+            true => {
+                // The spot places the query can answer with, asked of their clouds.
+                let items = gpu_core::query::run(&refreshed.catalog, &query)
+                    .map(|r| r.items)
+                    .unwrap_or_default();
+                let (scores, w) = self.provider.availability(&Asks::of(&items)).await;
+                (Some(scores), w)
+            }
+            false => (None, Vec::new()),
+        };
+        let answering = Answering {
+            catalog: &refreshed.catalog,
+            default_age,
+            scores: scores.as_ref(),
+        };
+        let mut response = (self.read)(config, answering);
         for warning in refreshed.warnings {
             response.diagnostics.push(Diagnostic::warning(
                 "Some live prices are unavailable",
                 warning,
             ));
+        }
+        for (summary, detail) in score_warnings {
+            response
+                .diagnostics
+                .push(Diagnostic::warning(summary, detail));
+        }
+        if self.scored && !response.diagnostics.has_errors() {
+            response
+                .diagnostics
+                .extend(availability_args::warnings(config, scores.as_ref()));
         }
         response
     }

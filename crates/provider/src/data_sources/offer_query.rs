@@ -3,6 +3,7 @@
 //! (and the CLI) return, so that every surface uses the same field names.
 
 use crate::checks;
+use gpu_core::availability::Scores;
 use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::offer::{Cloud, OfferKey};
 use gpu_core::query::{
@@ -37,6 +38,9 @@ pub fn filter_attributes() -> Vec<Attribute> {
         Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0.").validate(checks::non_negative()),
         Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price (each answer says how old its price is).").validate(checks::price_age()),
     ]
+    .into_iter()
+    .chain(super::availability_args::input_attributes())
+    .collect()
 }
 
 /// The filter blocks: `prefer` (a block, not a nested attribute: Terraform 1.0 crashes on
@@ -112,6 +116,9 @@ pub fn offer_attributes() -> Vec<(&'static str, Type, &'static str)> {
             "Whole days from `as_of` to today (UTC); null when the price is undated.",
         ),
     ]
+    .into_iter()
+    .chain(super::availability_args::output_fields())
+    .collect()
 }
 
 /// The cty object type of one offer.
@@ -152,6 +159,12 @@ pub struct OfferRecord {
     pub as_of: Option<String>,
     /// Days since `as_of`.
     pub price_age_days: Option<i64>,
+    /// How likely the place is to give the capacity, 0 to 1 (read with `live`).
+    pub availability: Option<f64>,
+    /// Where `availability` comes from.
+    pub availability_source: Option<String>,
+    /// The date of `availability`.
+    pub availability_as_of: Option<String>,
 }
 
 impl OfferRecord {
@@ -175,7 +188,20 @@ impl OfferRecord {
             source: origin.source.clone(),
             as_of: origin.as_of.clone(),
             price_age_days: origin.age_days(today),
+            availability: None,
+            availability_source: None,
+            availability_as_of: None,
         }
+    }
+
+    /// The record with the item's score from `scores`, if any.
+    pub fn scored(mut self, p: &PricedOffer<'_>, scores: Option<&Scores>) -> Self {
+        if let Some(a) = scores.and_then(|s| s.of_item(p)) {
+            self.availability = Some(a.score);
+            self.availability_source = Some(a.source.clone());
+            self.availability_as_of = Some(a.as_of.clone());
+        }
+        self
     }
 
     /// The record as a cty value of [`offer_type`].
@@ -364,6 +390,7 @@ pub fn build(
     query.min_saving_percent = f.min_saving_percent.known().copied().unwrap_or(0.0);
     let age = f.max_price_age.known().and_then(|s| s.parse().ok());
     query.freshness = Freshness::at_most(age.or(default_age));
+    query.prefer_available = super::availability_args::threshold(config);
     if let Some(p) = f.prefer.known()
         && let Some(cloud) = p.cloud.known().and_then(|c| c.parse().ok())
     {

@@ -1,9 +1,8 @@
 //! `gpu_offers`: the ranked list of GPU offers that pass the filters.
 
+use super::Answering;
 use super::offer_query::{self, OfferRecord};
 use crate::checks;
-use gpu_core::catalog::Catalog;
-use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
 use serde::Deserialize;
 use tfplugin::Tf;
@@ -30,7 +29,7 @@ pub fn schema() -> Schema {
     }
     block = block
         .attribute(Attribute::optional("limit", Type::Number).describe("How many offers to return (default 10).").validate(checks::whole_at_least(1.0)))
-        .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of`, `price_age_days` (the same fields as `gpu_spot_offer`; `source`, `as_of` and `price_age_days` are those of the offer's own price, spot or on-demand)."))
+        .attribute(Attribute::computed("offers", Type::list(offer_query::offer_type())).describe("The ranked offers: `cloud`, `region`, `zone`, `instance_type`, `gpu`, `gpu_count`, `gpu_memory_gib`, `vcpus`, `memory_gib`, `spot`, `price_per_hour`, `price_per_gpu_hour`, `source`, `as_of`, `price_age_days`, `availability`, `availability_source`, `availability_as_of` (the same fields as `gpu_spot_offer`; `source`, `as_of` and `price_age_days` are those of the offer's own price, spot or on-demand; the availability fields are read with `live = true`)."))
         .attribute(Attribute::computed("matched", Type::Number).describe("How many offers passed the filters before `limit`."))
         .attribute(Attribute::computed("catalog", Type::String).describe("Which catalog answered: the embedded snapshot, or live prices over it (naming the live sources)."));
     Schema::new(block)
@@ -54,12 +53,10 @@ pub fn validate(config: &Value) -> Diagnostics {
     offer_query::validate(config)
 }
 
-/// Ranks the offers in `catalog`; `default_age` is the provider's `max_price_age`.
-pub fn read(
-    config: &Value,
-    catalog: &Catalog,
-    default_age: Option<MaxPriceAge>,
-) -> ReadDataSourceResponse {
+/// Ranks the offers of `answering` (its catalog, the provider's `max_price_age`, and
+/// availability when read).
+pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse {
+    let (catalog, default_age, scores) = answering.parts();
     let fail = |diagnostics| ReadDataSourceResponse {
         state: Value::Null,
         diagnostics,
@@ -73,7 +70,7 @@ pub fn read(
         Err(d) => return fail(d),
     };
     q.limit = Some(limit(config).map_or(DEFAULT_LIMIT, |n| n as usize));
-    let result = match query::run(catalog, &q) {
+    let result = match query::run_with(catalog, &q, scores) {
         Ok(r) => r,
         Err(e) => return fail(offer_query::query_error(e)),
     };
@@ -84,7 +81,11 @@ pub fn read(
         result
             .items
             .iter()
-            .map(|p| OfferRecord::of(p, q.freshness.today).to_value())
+            .map(|p| {
+                OfferRecord::of(p, q.freshness.today)
+                    .scored(p, scores)
+                    .to_value()
+            })
             .collect(),
     );
     let mut state = config.clone();

@@ -1,8 +1,8 @@
 //! `gpu_pool_placement`: the (cloud, region, instance type) where a pool's whole expected
 //! bill is lowest, on-demand floor plus spot above it, with every price's provenance.
 
+use super::{Answering, availability_args};
 use crate::checks;
-use gpu_core::catalog::Catalog;
 use gpu_core::freshness::{Freshness, MaxPriceAge};
 use gpu_core::offer::Cloud;
 use gpu_core::pool::placement::{
@@ -34,17 +34,21 @@ fn line_type() -> Type {
 
 /// The cty type of one ranked candidate.
 fn candidate_type() -> Type {
-    Type::object([
-        ("cloud", Type::String),
-        ("region", Type::String),
-        ("instance_type", Type::String),
-        ("monthly_usd", Type::Number),
-        ("on_demand_usd_per_hour", Type::Number),
-        ("spot_usd_per_hour", Type::Number),
-        ("spot_priced_at_on_demand", Type::Bool),
-        ("on_demand_as_of", Type::String),
-        ("spot_as_of", Type::String),
-    ])
+    Type::object(
+        [
+            ("cloud", Type::String),
+            ("region", Type::String),
+            ("instance_type", Type::String),
+            ("monthly_usd", Type::Number),
+            ("on_demand_usd_per_hour", Type::Number),
+            ("spot_usd_per_hour", Type::Number),
+            ("spot_priced_at_on_demand", Type::Bool),
+            ("on_demand_as_of", Type::String),
+            ("spot_as_of", Type::String),
+        ]
+        .into_iter()
+        .chain(availability_args::output_fields().map(|(n, t, _)| (n, t))),
+    )
 }
 
 /// The schema of `gpu_pool_placement`.
@@ -62,14 +66,17 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price.").validate(checks::price_age()))
             .attribute(Attribute::optional("reserved_usd_per_gpu_hour", Type::Number).describe("The floor runs on a commitment at this price per GPU-hour (USD) instead of on-demand: its line is `reserved`.").validate(checks::non_negative()))
             .attribute(Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent of the current place's monthly bill, needed to move away from it. Default 0.").validate(checks::non_negative()))
-            .attribute(Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs first, as in `gpu_spot_offer`. Default false."))
+            .attribute(Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs first, as in `gpu_spot_offer`, and read each place's availability. Default false."))
+            .attribute(Attribute::optional("prefer_available", Type::Bool).describe("With `live = true`: rank places whose availability is at least `min_availability` first, then places without a score, then places below it; by the monthly bill within each. A pool with spot nodes takes its cloud's spot signal for the region (its best zone), else the provider's record of recent answers (`events_file`, the last 7 days); a pool without spot nodes, the record only. Without any score the ranking is by the bill, with a warning. Default false."))
+            .attribute(Attribute::optional("min_availability", Type::Number).describe("With `prefer_available`: the availability, from 0 to 1, a place needs to rank first. Default 0.5.").validate(checks::fraction()))
             .attribute(Attribute::computed("cloud", Type::String).describe("Cloud of the chosen place."))
             .attribute(Attribute::computed("region", Type::String).describe("Region of the chosen place."))
             .attribute(Attribute::computed("instance_type", Type::String).describe("Instance type of the chosen place."))
             .attribute(Attribute::computed("monthly_usd", Type::Number).describe("Expected USD per month (730 h) at the chosen place: the sum of `lines`."))
             .attribute(Attribute::computed("hourly_usd", Type::Number).describe("`monthly_usd` / 730."))
             .attribute(Attribute::computed("lines", Type::list(line_type())).describe("The chosen place's bill, one line per kind with nodes: `kind` (`on_demand` or `reserved` for the floor, then `spot`), `nodes`, `usd_per_node_hour`, `monthly_usd`, and the price's provenance: `source`, `as_of` (null when undated), `price_age_days`, `spot_priced_at_on_demand` (no usable spot price there: an upper bound)."))
-            .attribute(Attribute::computed("candidates", Type::list(candidate_type())).describe("Every place, ranked (the preferred one first when kept): `cloud`, `region`, `instance_type`, `monthly_usd`, `on_demand_usd_per_hour` and `spot_usd_per_hour` (null where none is usable), `spot_priced_at_on_demand`, `on_demand_as_of`, `spot_as_of`."))
+            .attribute(Attribute::computed("candidates", Type::list(candidate_type())).describe("Every place, ranked (the preferred one first when kept): `cloud`, `region`, `instance_type`, `monthly_usd`, `on_demand_usd_per_hour` and `spot_usd_per_hour` (null where none is usable), `spot_priced_at_on_demand`, `on_demand_as_of`, `spot_as_of`, and `availability`, `availability_source`, `availability_as_of` (null without a score or without `live = true`)."))
+            .attribute(Attribute::computed("availability", Type::Number).describe("The chosen place's availability, from 0 to 1, as in `candidates`; null without a score."))
             .attribute(Attribute::computed("matched", Type::Number).describe("How many places were priced."))
             .attribute(Attribute::computed("kept_preferred", Type::Bool).describe("True when `prefer` names a candidate and it stays first."))
             .attribute(Attribute::computed("saving_percent", Type::Number).describe("With `prefer`: how much cheaper the best other place is, in percent of the preferred place's bill (0 without `prefer`)."))
@@ -190,6 +197,7 @@ fn query(config: &Value, default_age: Option<MaxPriceAge>) -> Option<PlacementQu
         reserved_usd_per_gpu_hour: args.reserved_usd_per_gpu_hour.known().copied(),
         prefer,
         min_saving_percent: args.min_saving_percent.known().copied().unwrap_or(0.0),
+        prefer_available: availability_args::threshold(config),
     })
 }
 
@@ -211,12 +219,10 @@ pub fn live_scope(config: &Value) -> Option<OfferQuery> {
     Some(o)
 }
 
-/// Places the pool in `catalog`; `default_age` is the provider's `max_price_age`.
-pub fn read(
-    config: &Value,
-    catalog: &Catalog,
-    default_age: Option<MaxPriceAge>,
-) -> ReadDataSourceResponse {
+/// Places the pool with `answering` (its catalog, the provider's `max_price_age`, and
+/// availability when read).
+pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse {
+    let (catalog, default_age, scores) = answering.parts();
     let d = super::all_checks(schema(), config, validate);
     if d.has_errors() {
         return d.into();
@@ -228,7 +234,7 @@ pub fn read(
         ))
         .into();
     };
-    let placed = match placement::place(catalog, &q) {
+    let placed = match placement::place_with(catalog, &q, scores) {
         Ok(p) => p,
         Err(e) => return error(e).into(),
     };
@@ -310,35 +316,39 @@ fn line_value(l: &BillLine, today: i64) -> Value {
 
 /// One candidate as a cty object.
 fn candidate_value(c: &Candidate) -> Value {
-    Value::object([
-        ("cloud", Value::string(c.place.cloud.as_str())),
-        ("region", Value::string(c.place.region.clone())),
-        (
-            "instance_type",
-            Value::string(c.place.instance_type.clone()),
-        ),
-        ("monthly_usd", Value::number(c.monthly_usd)),
-        (
-            "on_demand_usd_per_hour",
-            num(c.on_demand.as_ref().map(|p| p.usd_per_hour)),
-        ),
-        (
-            "spot_usd_per_hour",
-            num(c.spot.as_ref().map(|p| p.usd_per_hour)),
-        ),
-        (
-            "spot_priced_at_on_demand",
-            Value::Bool(c.spot_priced_at_on_demand()),
-        ),
-        (
-            "on_demand_as_of",
-            text(c.on_demand.as_ref().and_then(|p| p.origin.as_of.as_deref())),
-        ),
-        (
-            "spot_as_of",
-            text(c.spot.as_ref().and_then(|p| p.origin.as_of.as_deref())),
-        ),
-    ])
+    Value::object(
+        [
+            ("cloud", Value::string(c.place.cloud.as_str())),
+            ("region", Value::string(c.place.region.clone())),
+            (
+                "instance_type",
+                Value::string(c.place.instance_type.clone()),
+            ),
+            ("monthly_usd", Value::number(c.monthly_usd)),
+            (
+                "on_demand_usd_per_hour",
+                num(c.on_demand.as_ref().map(|p| p.usd_per_hour)),
+            ),
+            (
+                "spot_usd_per_hour",
+                num(c.spot.as_ref().map(|p| p.usd_per_hour)),
+            ),
+            (
+                "spot_priced_at_on_demand",
+                Value::Bool(c.spot_priced_at_on_demand()),
+            ),
+            (
+                "on_demand_as_of",
+                text(c.on_demand.as_ref().and_then(|p| p.origin.as_of.as_deref())),
+            ),
+            (
+                "spot_as_of",
+                text(c.spot.as_ref().and_then(|p| p.origin.as_of.as_deref())),
+            ),
+        ]
+        .into_iter()
+        .chain(availability_args::output_values(c.availability.as_ref())),
+    )
 }
 
 /// The computed attributes of a placement.
@@ -366,6 +376,12 @@ fn outputs(p: &Placement, today: i64) -> Vec<(&'static str, Value)> {
             Value::List(p.candidates.iter().map(candidate_value).collect()),
         ),
         ("matched", Value::number(p.candidates.len() as i64)),
+        (
+            "availability",
+            best.availability
+                .as_ref()
+                .map_or(Value::Null, |a| Value::number(a.score)),
+        ),
         (
             "kept_preferred",
             Value::Bool(h.is_some_and(|h| h.found && h.kept)),

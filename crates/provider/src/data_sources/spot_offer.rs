@@ -1,9 +1,8 @@
 //! `gpu_spot_offer`: the single cheapest GPU offer (per GPU-hour) that passes the filters.
 
+use super::Answering;
 use super::offer_query::{self, OfferRecord};
 use crate::checks;
-use gpu_core::catalog::Catalog;
-use gpu_core::freshness::MaxPriceAge;
 use gpu_core::query::{self, Capacity};
 use tfplugin::provider::ReadDataSourceResponse;
 use tfplugin::schema::{Attribute, Block};
@@ -50,12 +49,10 @@ pub fn validate(config: &Value) -> Diagnostics {
     offer_query::validate(config)
 }
 
-/// Finds the best offer in `catalog`; `default_age` is the provider's `max_price_age`.
-pub fn read(
-    config: &Value,
-    catalog: &Catalog,
-    default_age: Option<MaxPriceAge>,
-) -> ReadDataSourceResponse {
+/// Finds the best offer of `answering` (its catalog, the provider's `max_price_age`, and
+/// availability when read).
+pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse {
+    let (catalog, default_age, scores) = answering.parts();
     let fail = |diagnostics| ReadDataSourceResponse {
         state: Value::Null,
         diagnostics,
@@ -64,7 +61,7 @@ pub fn read(
         Ok(q) => q,
         Err(d) => return fail(d),
     };
-    let result = match query::run(catalog, &q) {
+    let result = match query::run_with(catalog, &q, scores) {
         Ok(r) => r,
         Err(e) => return fail(offer_query::query_error(e)),
     };
@@ -75,7 +72,9 @@ pub fn read(
             .map(|e| offer_query::no_match(e, config));
         return fail(d.map(Diagnostics::from).unwrap_or_default());
     };
-    let record = OfferRecord::of(best, q.freshness.today).to_value();
+    let record = OfferRecord::of(best, q.freshness.today)
+        .scored(best, scores)
+        .to_value();
     let mut state = config.clone();
     if let (Value::Object(attrs), Value::Object(fields)) = (&mut state, record) {
         for (name, value) in fields {

@@ -27,6 +27,8 @@ mod errors;
 #[cfg(feature = "aws")]
 mod instances;
 #[cfg(feature = "aws")]
+mod placement_scores;
+#[cfg(feature = "aws")]
 mod retrying;
 #[cfg(feature = "aws")]
 mod session;
@@ -43,6 +45,8 @@ pub use config_cache::{ConfigCache, ConfigKey};
 pub use eks::{Eks, launch_template_name};
 #[cfg(feature = "aws")]
 pub use instances::{DLAMI_NAME, DLAMI_OWNER, Ec2Instances};
+#[cfg(feature = "aws")]
+pub use placement_scores::{Ec2PlacementScores, score_of as placement_score_of};
 #[cfg(feature = "aws")]
 pub use session::AwsSession;
 #[cfg(feature = "aws")]

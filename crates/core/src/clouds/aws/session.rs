@@ -9,6 +9,7 @@ use super::commitments::{Ec2Commitments, Ec2Tuning};
 use super::config_cache::{ConfigCache, ConfigKey};
 use super::eks::Eks;
 use super::instances::Ec2Instances;
+use super::placement_scores::Ec2PlacementScores;
 use super::settings::AwsSettings;
 use crate::cancel::Cancel;
 
@@ -66,6 +67,12 @@ impl AwsSession {
     pub async fn ec2_commitments(&self, region: &str, cancel: &Cancel) -> Ec2Commitments {
         let sdk = self.sdk_config(Some(region)).await;
         Ec2Commitments::new(sdk, self.tuning(cancel))
+    }
+
+    /// The spot placement scores of `region`'s zones.
+    pub async fn placement_scores(&self, region: &str, cancel: &Cancel) -> Ec2PlacementScores {
+        let sdk = self.sdk_config(Some(region)).await;
+        Ec2PlacementScores::new(&sdk, region, self.tuning(cancel))
     }
 
     /// The EC2 call settings with `cancel`.

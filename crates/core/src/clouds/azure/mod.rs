@@ -24,6 +24,8 @@ mod errors;
 #[cfg(feature = "azure")]
 mod instances;
 #[cfg(feature = "azure")]
+mod placement_scores;
+#[cfg(feature = "azure")]
 mod session;
 
 #[cfg(feature = "azure")]
@@ -33,6 +35,11 @@ pub use commitments::AzureCommitments;
 #[cfg(feature = "azure")]
 pub use instances::{
     AzureVms, HPC_IMAGE_OFFER, HPC_IMAGE_PUBLISHER, HPC_IMAGE_SKU, VM_API_VERSION,
+};
+#[cfg(feature = "azure")]
+pub use placement_scores::{
+    API_VERSION as PLACEMENT_SCORE_API_VERSION, AzurePlacementScores,
+    score_of as placement_score_of,
 };
 #[cfg(feature = "azure")]
 pub use session::{AzureSession, AzureSettings};

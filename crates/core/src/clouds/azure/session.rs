@@ -14,6 +14,7 @@ use super::arm::{self, Arm};
 use super::auth::AzureCredentials;
 use super::commitments::AzureCommitments;
 use super::instances::AzureVms;
+use super::placement_scores::AzurePlacementScores;
 use crate::cancel::Cancel;
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
@@ -171,6 +172,16 @@ impl AzureSession {
             subscription,
             self.operation_timeout(),
         ))
+    }
+
+    /// The spot placement scores of `subscription` (a GUID).
+    pub fn placement_scores(
+        &self,
+        subscription: &str,
+        cancel: &Cancel,
+    ) -> Result<AzurePlacementScores, CloudError> {
+        let subscription = checked_subscription(subscription)?;
+        Ok(AzurePlacementScores::new(self.arm(cancel)?, subscription))
     }
 }
 
