@@ -39,6 +39,10 @@ ROUTES = [
     ("pool", re.compile(_CLUSTER + r"/nodePools/(?P<pool>[^/:]+)")),
     ("action", re.compile(_CLUSTER + r"/nodePools/(?P<pool>[^/:]+):(?P<action>\w+)")),
     ("operation", re.compile(_BASE + r"/operations/(?P<op>[^/:]+)")),
+    # Compute Engine's `instanceGroupManagers.get` for the instance groups of the pools
+    # (GKE lists them in `instanceGroupUrls`); served here, since only GKE knows them.
+    ("igm", re.compile(r"/compute/v1/projects/(?P<project>[^/:]+)/zones/(?P<zone>[^/:]+)"
+                       r"/instanceGroupManagers/(?P<igm>[^/:]+)")),
 ]
 # google.rpc.Code: HTTP status and number of each canonical status.
 CODES = {"INVALID_ARGUMENT": (400, 3), "FAILED_PRECONDITION": (400, 9),
@@ -203,6 +207,8 @@ class Gke(FakeServer):
         self.operations: dict[str, dict] = {}
         self.polls, self.fail_next, self.op_seconds = 2, None, 10.0
         self.capacity: dict[str, str] = {}
+        # Nodes up per (pool name, zone) where a test says fewer than the pool's count.
+        self.nodes_up: dict[tuple[str, str], int] = {}
 
     def configure(self, settings: dict) -> None:
         s = dict(settings)
@@ -353,6 +359,8 @@ class Gke(FakeServer):
         try:
             if kind == "operation":
                 return self._operation(request, m)
+            if kind == "igm":
+                return self._igm(request, m)
             cluster = self.clusters.get((m["project"], m["location"], m["cluster"]))
             if cluster is None:
                 raise GoogleError("NOT_FOUND", f"Not found: projects/{m['project']}/locations/"
@@ -612,6 +620,10 @@ class Gke(FakeServer):
                                                          "autoRepair": True},
                     selfLink=self._pool_link(cluster, name), version=cluster["version"],
                     status="PROVISIONING", podIpv4CidrSize=24, etag=secrets.token_hex(8))
+        pool["instanceGroupUrls"] = [
+            f"https://www.googleapis.com/compute/v1/projects/{cluster['project']}/zones/{zone}/"
+            f"instanceGroupManagers/gke-{cluster['name'][:16]}-{name[:16]}-"
+            f"{secrets.token_hex(4)}-grp" for zone in pool["locations"]]
         cluster["pools"][name] = pool
         cluster["node_counts"][name] = count
         asks_nodes = count > 0 or any(int(pool.get("autoscaling", {}).get(k, 0) or 0) > 0
@@ -694,6 +706,49 @@ class Gke(FakeServer):
         self.fail_next = None
         cluster["operation"] = name
         return Response(200, dict(public))
+
+    def set_nodes_up(self, pool: str, zone: str, up: int | None) -> dict:
+        """Says that only `up` nodes of `pool` run in `zone` (None: as many as its count),
+        as `instanceGroupManagers.get` answers in `currentActions.none`."""
+        with self.lock:
+            if up is None:
+                self.nodes_up.pop((pool, zone), None)
+            else:
+                self.nodes_up[(pool, zone)] = int(up)
+            return {"pool": pool, "zone": zone, "up": up}
+
+    def _igm(self, request: Request, m) -> Response:
+        """`instanceGroupManagers.get`: the group's `targetSize` (the pool's nodes per zone)
+        and `currentActions.none` (those running with no action pending: all of them once the
+        pool is RUNNING, unless `set_nodes_up` says fewer; none while it is provisioning)."""
+        if request.method != "GET":
+            return self._google_error("NOT_FOUND", f"The fake serves no {request.method} "
+                                                   f"{request.path}.")
+        path = request.path[len("/compute/v1/"):]
+        for cluster in self.clusters.values():
+            for pool in cluster["pools"].values():
+                if any(u.endswith(path) for u in pool.get("instanceGroupUrls", [])):
+                    size = int(cluster["node_counts"].get(pool["name"], 0))
+                    running = pool.get("status") == "RUNNING"
+                    up = self.nodes_up.get((pool["name"], m["zone"]), size) if running else 0
+                    up = min(up, size)
+                    actions = {k: 0 for k in ("abandoning", "creating",
+                                              "creatingWithoutRetries", "deleting",
+                                              "recreating", "refreshing", "restarting",
+                                              "resuming", "starting", "stopping",
+                                              "suspending", "verifying")}
+                    actions["none"] = up
+                    actions["creating"] = size - up
+                    return Response(200, {
+                        "kind": "compute#instanceGroupManager", "name": m["igm"],
+                        "zone": f"https://www.googleapis.com/compute/v1/projects/"
+                                f"{m['project']}/zones/{m['zone']}",
+                        "targetSize": size, "currentActions": actions,
+                        "status": {"isStable": up == size},
+                    })
+        return self._google_error("NOT_FOUND", f"The resource 'projects/{m['project']}/zones/"
+                                               f"{m['zone']}/instanceGroupManagers/{m['igm']}' "
+                                               "was not found")
 
     def _finish(self, op: dict) -> None:
         public = op["public"]

@@ -24,7 +24,10 @@ class GoogleFront(FakeServer):
     def backend(self, raw_path: str) -> FakeServer:
         """The fake that serves `raw_path`."""
         path = unquote(urlsplit(raw_path).path)
-        return self.compute if path.startswith("/compute/") else self.gke
+        # The pools' instance groups are GKE's: only the GKE fake knows them.
+        if path.startswith("/compute/") and "/instanceGroupManagers/" not in path:
+            return self.compute
+        return self.gke
 
     def dispatch(self, method: str, raw_path: str, headers, body: bytes) -> Response:
         return self.backend(raw_path).dispatch(method, raw_path, headers, body)

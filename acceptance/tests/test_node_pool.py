@@ -293,6 +293,37 @@ def test_second_plan_is_empty(aws_tf, moto):
     assert wd.plan_is_empty(), wd.run("plan", rc=None)
 
 
+def test_the_floor_nodes_up_are_the_floor_groups_running_instances(aws_tf, moto):
+    """EKS tags each node's instance with `eks:cluster-name` and `eks:nodegroup-name`: the
+    floor's nodes up are those running. moto makes no instances for a node group, so the
+    test launches them as EKS would."""
+    cluster_name, pool = names(aws_tf, "floorup")
+    cluster = create_eks_prerequisites(moto, cluster_name)
+    wd = pool_workdir(aws_tf, moto, cluster, pool)
+    wd.run("apply")
+    assert wd.resource(ADDR)["floor_nodes_up"] == 0, "no instance runs yet"
+    ec2 = moto.client("ec2", REGION)
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+
+    def launch(group: str, cluster: str = cluster_name) -> str:
+        tags = [{"Key": "eks:cluster-name", "Value": cluster},
+                {"Key": "eks:nodegroup-name", "Value": group}]
+        (i,) = ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1,
+                                 InstanceType="p5.48xlarge",
+                                 TagSpecifications=[{"ResourceType": "instance",
+                                                     "Tags": tags}])["Instances"]
+        return i["InstanceId"]
+
+    launch(f"{pool}-od")
+    launch(f"{pool}-spot")                          # not the floor
+    launch(f"{pool}-od", cluster="another-cluster")  # another cluster's group of that name
+    stopped = launch(f"{pool}-od")
+    ec2.stop_instances(InstanceIds=[stopped])       # not up
+    wd.run("refresh")
+    assert wd.resource(ADDR)["floor_nodes_up"] == 1
+    assert wd.plan_is_empty(), wd.run("plan", rc=None)
+
+
 LABELS_OVERRIDE = '''
 resource "gpu_node_pool" "train" {
   labels = {
@@ -548,13 +579,15 @@ def test_api_calls_of_one_create_and_of_a_no_op_plan(aws_tf, moto):
         create = dict(proxy.counts)
         print(f"\nAWS calls of one create: {create}")
         # 1 DescribeCluster (subnets); DescribeNodegroup: 2 reads first, 1 poll per
-        # created group, 2 reads at the end; 2 CreateNodegroup.
+        # created group, 2 reads at the end; 2 CreateNodegroup; 1 DescribeInstances (the
+        # floor's nodes up).
         assert create == {"DescribeCluster": 1, "DescribeNodegroup": 6,
-                          "CreateNodegroup": 2}, create
+                          "CreateNodegroup": 2, "DescribeInstances": 1}, create
         proxy.counts.clear()
         assert wd.plan_is_empty()
         print(f"AWS calls of a no-op plan: {dict(proxy.counts)}")
-        assert dict(proxy.counts) == {"DescribeNodegroup": 2}, proxy.counts
+        assert dict(proxy.counts) == {"DescribeNodegroup": 2, "DescribeInstances": 1}, \
+            proxy.counts
     finally:
         proxy.stop()
 

@@ -87,6 +87,8 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(az_tf, azure):
     assert state["id"] == f"azure/{SUBSCRIPTION}/rg-gpu/{cluster}/{pool}"
     assert {g["name"] for g in state["node_groups"]} == {od["name"], spot["name"]}
     assert state["monthly_usd"] > 0
+    # AKS's count of the floor pool once it has Succeeded: the one on-demand node.
+    assert state["floor_nodes_up"] == 1, state
     # A second plan reads ARM (AKS's own spot label and taint are not drift): no change.
     wd.assert_plan_empty()
     # Every call carried a bearer token from the local Entra ID; none went elsewhere.

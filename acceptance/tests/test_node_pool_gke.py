@@ -94,8 +94,18 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
     state = wd.resource(ADDR)
     assert state["id"] == f"gcp/{PROJECT}/{REGION}/{cluster}/{pool}"
     assert state["monthly_usd"] > 0
+    # The floor's node is up: its instance group (one per zone of the floor pool) runs it.
+    assert len(od["instanceGroupUrls"]) == len(od["locations"]) == 1, od
+    assert state["floor_nodes_up"] == 1, state
     # GKE's own spot label and GPU taint are not drift: the second plan is empty.
     wd.assert_plan_empty()
+    # The floor's node goes (the instance group has nothing running): a refresh says so,
+    # and there is still nothing to change.
+    gcp.gke.set_nodes_up(od["name"], od["locations"][0], 0)
+    wd.run("refresh")
+    assert wd.resource(ADDR)["floor_nodes_up"] == 0
+    wd.assert_plan_empty()
+    gcp.gke.set_nodes_up(od["name"], od["locations"][0], None)
     reqs = gcp.requests(cluster)
     assert reqs and all(r["bearer"] for r in reqs)
     assert {r.get("auth") for r in reqs if r.get("auth")} == {"self-signed-jwt"}

@@ -583,3 +583,43 @@ async fn adc_child() {
         .unwrap();
     assert_eq!(got.spec, spec);
 }
+
+#[tokio::test]
+async fn the_nodes_up_are_those_the_pools_instance_groups_run() {
+    let fake = start();
+    let api = adapter(&fake);
+    let spec = pool("floor-od", CapacityType::OnDemand);
+    create_ready(&api, &spec).await;
+    let live = api
+        .get_group(&cluster(), "floor-od")
+        .await
+        .expect("get")
+        .expect("exists");
+    // One instance group in the pool's one zone, with its two nodes running.
+    let urls = stored(&fake, "floor-od").await["instanceGroupUrls"].clone();
+    assert_eq!(urls.as_array().map(Vec::len), Some(1), "{urls}");
+    assert_eq!(
+        api.nodes_up(&cluster(), &live).await.expect("count"),
+        Some(2)
+    );
+    // Compute was asked for that group, with the session's token.
+    let asked: Vec<Value> = state(&fake).await["requests"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| {
+            r["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("/instanceGroupManagers/"))
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("/compute/v1/projects/fake-project/zones/us-central1-a/")
+    );
+    assert_eq!(asked[0]["bearer"], json!(true));
+}

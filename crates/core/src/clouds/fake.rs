@@ -60,6 +60,8 @@ struct State {
     faults: Vec<(Op, u32, CloudError)>,
     calls: Vec<Call>,
     seq: u64,
+    /// Nodes up per group name where a test says fewer than the group's count.
+    nodes_up: BTreeMap<String, u32>,
 }
 
 /// In-memory node groups; see the module docs for the behaviour.
@@ -123,6 +125,12 @@ impl FakeNodeGroups {
     pub fn with_clusters<I: IntoIterator<Item = S>, S: Into<String>>(self, ids: I) -> Self {
         self.lock().clusters = Some(ids.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// Only `up` nodes of group `name` are up (by default an `Active` group has its
+    /// desired count up, one changing none).
+    pub fn set_nodes_up(&self, name: &str, up: u32) {
+        self.lock().nodes_up.insert(name.to_string(), up);
     }
 
     /// The next call of `op` fails with `err` (faults queue up in order).
@@ -455,6 +463,19 @@ impl NodeGroups for FakeNodeGroups {
         };
         e.pending = self.settle_after;
         Ok(true)
+    }
+
+    async fn nodes_up(
+        &self,
+        _cluster: &ClusterRef,
+        group: &NodeGroup,
+    ) -> Result<Option<u32>, CloudError> {
+        if group.status != NodeGroupStatus::Active {
+            return Ok(Some(0));
+        }
+        let count = group.spec.scaling.desired.unwrap_or(group.spec.scaling.min);
+        let up = self.lock().nodes_up.get(group.name()).copied();
+        Ok(Some(up.unwrap_or(count).min(count)))
     }
 
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {

@@ -147,6 +147,18 @@ pub trait NodeGroups: Send + Sync {
         Ok(None)
     }
 
+    /// How many nodes of `group` are up, by the cloud's own count (EKS: its running EC2
+    /// instances; AKS: the agent pool's `count` once it has `Succeeded`; GKE: the
+    /// instances of its managed instance groups with no action pending); `Ok(None)` where
+    /// the cloud gives no count (the default).
+    async fn nodes_up(
+        &self,
+        _cluster: &ClusterRef,
+        _group: &NodeGroup,
+    ) -> Result<Option<u32>, CloudError> {
+        Ok(None)
+    }
+
     /// The names of every group in `cluster` (for import, which must find a pool's
     /// groups); [`CloudError::NotFound`] when the cluster does not exist.
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError>;

@@ -501,6 +501,52 @@ impl NodeGroups for Eks {
         Ok(started)
     }
 
+    /// The group's running EC2 instances: EKS tags each with `eks:cluster-name` and
+    /// `eks:nodegroup-name` ("Amazon EKS managed node groups … tags"), counted with one
+    /// paged `DescribeInstances`. Without an EC2 client, no count.
+    async fn nodes_up(
+        &self,
+        cluster: &ClusterRef,
+        group: &NodeGroup,
+    ) -> Result<Option<u32>, CloudError> {
+        let Some(ec2) = self.ec2.as_ref() else {
+            return Ok(None);
+        };
+        let filter = |name: &str, value: &str| {
+            aws_sdk_ec2::types::Filter::builder()
+                .name(name)
+                .values(value)
+                .build()
+        };
+        let filters = vec![
+            filter("tag:eks:cluster-name", eks_name(cluster)?),
+            filter("tag:eks:nodegroup-name", group.name()),
+            filter("instance-state-name", "running"),
+        ];
+        let mut up = 0u32;
+        let mut next: Option<String> = None;
+        loop {
+            let page = send(&self.retry, &self.cancel, "DescribeInstances", || {
+                ec2.describe_instances()
+                    .set_filters(Some(filters.clone()))
+                    .set_next_token(next.clone())
+                    .send()
+            })
+            .await?;
+            let found: usize = page
+                .reservations()
+                .iter()
+                .map(|r| r.instances().len())
+                .sum();
+            up += u32::try_from(found).unwrap_or(u32::MAX);
+            match page.next_token().filter(|t| !t.is_empty()) {
+                Some(t) if Some(t) != next.as_deref() => next = Some(t.to_string()),
+                _ => break,
+            }
+        }
+        Ok(Some(up))
+    }
+
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {
         let name = eks_name(cluster)?;
         let mut names = Vec::new();

@@ -20,8 +20,8 @@ use super::convert;
 use crate::seam::poll::{self, TokioClock};
 use crate::seam::turns::ClusterTurns;
 use crate::seam::{
-    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, Turn,
-    WaitTarget,
+    CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroupStatus,
+    NodeGroups, Turn, WaitTarget,
 };
 
 /// The pinned stable api-version of `Microsoft.ContainerService` (it has `gpuProfile`).
@@ -210,6 +210,18 @@ impl NodeGroups for Aks {
             .await?;
         self.track(&path, a.operation);
         Ok(true)
+    }
+
+    /// AKS's own count: an agent pool that has `Succeeded` has `count` VMs (its
+    /// autoscaler keeps `count` at the current size); while it changes, no count.
+    async fn nodes_up(
+        &self,
+        _cluster: &ClusterRef,
+        group: &NodeGroup,
+    ) -> Result<Option<u32>, CloudError> {
+        Ok((group.status == NodeGroupStatus::Active)
+            .then_some(group.spec.scaling.desired)
+            .flatten())
     }
 
     async fn cluster_region(&self, cluster: &ClusterRef) -> Result<Option<String>, CloudError> {

@@ -50,6 +50,9 @@ pub(crate) struct NodePool {
     /// Output only: Kubernetes version of the nodes.
     #[serde(default, skip_serializing)]
     pub version: Option<String>,
+    /// Output only: the URLs of the pool's managed instance groups (one per zone).
+    #[serde(default, skip_serializing)]
+    pub instance_group_urls: Vec<String>,
 }
 
 /// A GKE `NodeConfig` (the fields used).

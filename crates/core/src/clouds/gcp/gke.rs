@@ -32,6 +32,8 @@ use crate::seam::{
 #[derive(Debug, Clone)]
 pub struct Gke {
     rest: Rest,
+    /// Compute Engine, for the pools' managed instance groups (nodes up).
+    compute: Option<Rest>,
     backoff: Backoff,
     operation_timeout: Duration,
     cancel: Cancel,
@@ -119,12 +121,19 @@ impl Gke {
     ) -> Self {
         Gke {
             rest,
+            compute: None,
             backoff,
             operation_timeout,
             cancel: cancel.clone(),
             pending: Arc::default(),
             cluster_zones: Arc::default(),
         }
+    }
+
+    /// The client with Compute Engine over `compute`, to count the nodes up.
+    pub(super) fn with_compute(mut self, compute: Rest) -> Self {
+        self.compute = Some(compute);
+        self
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Pending>> {
@@ -224,6 +233,14 @@ impl Gke {
             Err(e) => Err(e),
         }
     }
+}
+
+/// The Compute path (`projects/p/zones/z/instanceGroupManagers/m`) of an instance group
+/// URL as GKE lists it (`https://www.googleapis.com/compute/v1/projects/…`), if it is one.
+fn igm_path(url: &str) -> Option<&str> {
+    let at = url.find("projects/")?;
+    let path = &url[at..];
+    path.contains("/instanceGroupManagers/").then_some(path)
 }
 
 /// `want` plus the entries of `raw` that GKE set itself (kept on replace).
@@ -419,6 +436,47 @@ impl NodeGroups for Gke {
             started = true;
         }
         Ok(started)
+    }
+
+    /// The instances of the pool's managed instance groups (`instanceGroupUrls`, one per
+    /// zone) that run with no action pending: each group's `currentActions.none`
+    /// (Compute `instanceGroupManagers.get`). Without Compute, or before GKE lists the
+    /// groups, no count.
+    async fn nodes_up(
+        &self,
+        cluster: &ClusterRef,
+        group: &NodeGroup,
+    ) -> Result<Option<u32>, CloudError> {
+        let Some(compute) = &self.compute else {
+            return Ok(None);
+        };
+        let Some(pool) = self.raw_pool(cluster, group.name()).await? else {
+            return Ok(None);
+        };
+        let paths: Vec<&str> = pool
+            .instance_group_urls
+            .iter()
+            .filter_map(|u| igm_path(u))
+            .collect();
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        let mut up = 0u32;
+        for path in paths {
+            let igm: serde_json::Value = match compute.get("instanceGroupManagers.get", path).await
+            {
+                Ok(v) => v,
+                // A group GKE has not made yet, or has just deleted: no count.
+                Err(CloudError::NotFound(_)) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let none = igm
+                .pointer("/currentActions/none")
+                .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()))
+                .unwrap_or(0);
+            up = up.saturating_add(u32::try_from(none).unwrap_or(u32::MAX));
+        }
+        Ok(Some(up))
     }
 
     async fn list_groups(&self, cluster: &ClusterRef) -> Result<Vec<String>, CloudError> {

@@ -102,6 +102,7 @@ impl GcpSession {
     /// The GKE node pool client; `cancel` ends its waits and retry pauses early.
     pub fn gke(&self, cancel: &Cancel) -> Result<Gke, CloudError> {
         let rest = self.rest(rest::GKE, rest::DEFAULT_ENDPOINT, cancel)?;
+        let compute = self.rest(rest::COMPUTE, rest::COMPUTE_ENDPOINT, cancel)?;
         Ok(Gke::new(
             rest,
             self.settings.backoff.unwrap_or_default(),
@@ -109,7 +110,8 @@ impl GcpSession {
                 .operation_timeout
                 .unwrap_or(Duration::from_secs(30 * 60)),
             cancel,
-        ))
+        )
+        .with_compute(compute))
     }
 
     /// Compute Engine commitments of `project`.

@@ -14,6 +14,7 @@ use tfplugin::{AttributePath, Diagnostic, Diagnostics, Tf, Value};
 
 use super::apis::{Apis, Sessions};
 use super::desired::{self, Settings};
+use super::floor::{FLOOR_UP, floor_up};
 use super::groups;
 use super::inputs;
 use super::live_state::state_from_live;
@@ -198,11 +199,11 @@ pub(super) async fn apply_here(
             // The clean-up failed: the state records what exists, as after any failure.
         }
         let ready = record.ready(&attempt.outcome, &mut diags);
-        return run.finish(attempt.outcome, diags, ready);
+        return run.finish(attempt.outcome, diags, ready).await;
     }
     let outcome = reconcile::apply(api, &cluster, &want.groups, &live, &timeouts, &seed).await;
     let ready = record.ready(&outcome, &mut diags);
-    run.finish(outcome, diags, ready)
+    run.finish(outcome, diags, ready).await
 }
 
 /// One apply of one pool: where it runs and what it needs to answer.
@@ -218,7 +219,7 @@ pub(super) struct ApplyRun<'a> {
 impl ApplyRun<'_> {
     /// The apply's answer after a reconcile run: the state of what exists (with the
     /// measured time to ready, when the run made groups), its warnings and its error.
-    pub(super) fn finish(
+    pub(super) async fn finish(
         &self,
         outcome: reconcile::Outcome,
         mut diags: Diagnostics,
@@ -235,6 +236,11 @@ impl ApplyRun<'_> {
         match outcome.error {
             None => {
                 set(&mut state, "node_groups", ordered_groups(&outcome.live));
+                let (up, warning) = floor_up(api, cluster, pool, &outcome.live).await;
+                set(&mut state, FLOOR_UP, up);
+                if let Some(w) = warning {
+                    diags.push(w);
+                }
                 // Only where the plan left it to the apply (a create or a roll): a group
                 // re-created after drift is recorded but keeps the planned value.
                 let planned_unknown =

@@ -143,7 +143,8 @@ pub async fn apply_walk(
                 let resolved = resolve(&p, place, prior_cost, &attempts, Value::unknown());
                 let mut r = p
                     .run(&resolved, &name, settings, catalog)
-                    .finish(outcome, diags, ready);
+                    .finish(outcome, diags, ready)
+                    .await;
                 places::restore(&mut r.new_state, planned);
                 if let Some(from) = &current {
                     leave(apis, prior, from, place, &mut r.diagnostics).await;
@@ -180,7 +181,8 @@ pub async fn apply_walk(
                 let resolved = resolve(&p, place, prior_cost, &attempts, Value::Null);
                 let mut r = p
                     .run(&resolved, &name, settings, catalog)
-                    .finish(outcome, diags, None);
+                    .finish(outcome, diags, None)
+                    .await;
                 places::restore(&mut r.new_state, planned);
                 return r;
             }

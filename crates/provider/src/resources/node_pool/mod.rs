@@ -6,6 +6,7 @@ pub mod apply;
 pub mod cloud_blocks;
 pub mod desired;
 pub mod failover;
+pub mod floor;
 pub mod groups;
 pub mod import;
 pub mod inputs;

@@ -231,7 +231,10 @@ fn plan_at(
         ));
     } else if !prior.is_null() && same_apart_from_cost(&planned, prior) {
         // Nothing changes: keep the prices of the last change, so the plan stays empty.
-        for a in COST_ATTRIBUTES.iter().chain(&["node_groups"]) {
+        for a in COST_ATTRIBUTES
+            .iter()
+            .chain(&["node_groups", super::floor::FLOOR_UP])
+        {
             set(
                 &mut planned,
                 a,
@@ -246,6 +249,8 @@ fn plan_at(
             !replace.is_empty(),
             &rolls,
         ));
+        // The apply reads the floor again.
+        set(&mut planned, super::floor::FLOOR_UP, Value::unknown());
     }
     PlanResourceChangeResponse {
         planned_state: planned,

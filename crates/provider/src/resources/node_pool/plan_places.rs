@@ -128,11 +128,14 @@ pub fn fill_placement(planned: &mut Value, prior: &Value, placing: bool) {
 /// `id`), what it tried (`attempts`), its groups, instance types (unless pinned), prices,
 /// the time to ready and the subnets EKS picks.
 pub fn unknown_until_placed(planned: &mut Value, pinned: bool) {
-    for a in
-        COST_ATTRIBUTES
-            .iter()
-            .chain(&["id", "node_groups", "placement", "attempts", TIME_TO_READY])
-    {
+    for a in COST_ATTRIBUTES.iter().chain(&[
+        "id",
+        "node_groups",
+        "placement",
+        "attempts",
+        TIME_TO_READY,
+        super::floor::FLOOR_UP,
+    ]) {
         set(planned, a, Value::unknown());
     }
     if !pinned {

@@ -10,6 +10,7 @@ use tfplugin::provider::ReadResourceResponse;
 
 use super::apply::{all_names, cloud_error, cluster_of, split_ownership};
 use super::desired::{self, Settings};
+use super::floor::{FLOOR_UP, floor_up};
 use super::inputs::connect;
 use super::live_state::state_from_live;
 use super::model::{self, PoolModel};
@@ -146,6 +147,13 @@ pub async fn read_with(
     let mut state = state_from_live(prior, &live, &settings.default_labels, catalog);
     placed_if_unrecorded(&mut state);
     let mut diagnostics = Diagnostics::new();
+    if !state.is_null() {
+        let (up, warning) = floor_up(api, &cluster, &name, &live).await;
+        set(&mut state, FLOOR_UP, up);
+        if let Some(w) = warning {
+            diagnostics.push(w);
+        }
+    }
     if !state.is_null() && PoolModel::of(&state).monthly_usd.is_null() {
         // Imported: price what is live, with no change to report.
         match price_imported(&state, settings, catalog) {

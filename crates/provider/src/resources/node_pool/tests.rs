@@ -593,6 +593,57 @@ async fn apply_read_and_plan_again_is_empty() {
 }
 
 #[tokio::test]
+async fn the_floor_nodes_up_are_read_at_apply_and_refresh_and_a_change_reads_them_again() {
+    let api = fake();
+    let p = plan_of(&config(), &Value::Null);
+    assert!(
+        !p.planned_state
+            .get_attr("floor_nodes_up")
+            .unwrap()
+            .is_known()
+    );
+    let state = plan_apply(&api, &config(), &Value::Null).await;
+    assert_eq!(
+        num(&state, "floor_nodes_up"),
+        1.0,
+        "the floor group's one node"
+    );
+    // The cloud says its floor node is gone: the refresh shows it, the plan stays empty.
+    api.set_nodes_up("train-od", 0);
+    let read = read_with(&api, &state, &settings(), catalog()).await;
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert_eq!(num(&read.new_state, "floor_nodes_up"), 0.0);
+    let again = plan_of(&config(), &read.new_state);
+    assert_eq!(again.planned_state, read.new_state, "no change to plan");
+    // A change leaves it to the apply, which reads it again.
+    let labelled = with(
+        config(),
+        "labels",
+        Value::map([("workload", Value::string("serve"))]),
+    );
+    let change = plan_of(&labelled, &read.new_state);
+    assert!(
+        !change
+            .planned_state
+            .get_attr("floor_nodes_up")
+            .unwrap()
+            .is_known()
+    );
+    // A pool without a floor has none to count.
+    let no_floor = with(
+        config(),
+        "capacity",
+        Value::object([
+            ("spot", Value::Bool(true)),
+            ("on_demand_min", Value::number(0)),
+        ]),
+    );
+    let other = fake();
+    let state = plan_apply(&other, &no_floor, &Value::Null).await;
+    assert!(state.get_attr("floor_nodes_up").unwrap().is_null());
+}
+
+#[tokio::test]
 async fn drift_shows_and_label_changes_update_in_place() {
     let api = fake();
     let state = plan_apply(&api, &config(), &Value::Null).await;
