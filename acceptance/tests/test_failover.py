@@ -77,6 +77,7 @@ def test_a_stockout_on_gke_lands_on_aks_and_later_plans_are_empty(terraform, clo
     azure, gcp = clouds
     wd, gke, aks, gke_id, aks_id, events = setup(terraform, clouds, tmp_path, "fo")
     plan = wd.run("plan")
+    print("plan output:\n", plan.output)
     text = flat(plan)
     assert "at gcp us-central1" in text and "if it fails over to azure eastus" in text, text
     assert "gcp us-central1 → azure eastus" in text, text
@@ -128,6 +129,7 @@ def test_a_stockout_on_gke_lands_on_aks_and_later_plans_are_empty(terraform, clo
         ("request", "azure"), ("ready", "azure")], lines
     assert lines[1]["outcome"] == "stockout"
     assert lines[-1]["seconds"] == state["time_to_ready_seconds"]
+    print("events file:", events)
 
     wd.run("destroy")
     assert gpu_pools(azure.pools(aks)) == set(), azure.pools(aks)
