@@ -11,11 +11,15 @@
     resources (Terraform's built-in provider, so the ratio is the provider's cost),
     median of 3 each;
   - `terraform plan` of N `gpu_node_pool` resources (validation, instance-type choice and
-    cost preview per pool; no cloud call at plan time) against the same N `terraform_data`:
-    the per-pool overhead is (pool plan - terraform_data plan) / N.
+    cost preview per pool, one warning each; no cloud call at plan time) and of N
+    `data "gpu_spot_offer"` blocks, each with and without `-compact-warnings`, against the
+    same N `terraform_data`: the ratios are the provider's cost, Terraform's rendering of
+    its warnings included; the per-pool overhead is (pool plan - terraform_data plan) / N.
+    With BENCH_BEFORE_BIN, the pool and offer plans of that build too, in the same run.
 
 Environment: PROVIDER_BIN / CARGO_TARGET_DIR and TERRAFORM_1_15 as for the test suite;
-BENCH_LAUNCHES (20), BENCH_N (50), BENCH_RUNS (3), BENCH_BEFORE_BIN (unset).
+BENCH_LAUNCHES (20), BENCH_N (100), BENCH_RUNS (3), BENCH_BEFORE_BIN (unset; a binary
+named terraform-provider-gpu, as Terraform finds providers by name).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from conftest import PROVIDER_ADDR, PROVIDER_SOURCE, provider_bin_path, terrafor
 from plugin import Plugin, health_check, make_client_cert, plugin_env  # noqa: E402
 
 LAUNCHES = int(os.environ.get("BENCH_LAUNCHES", "20"))
-N = int(os.environ.get("BENCH_N", "50"))
+N = int(os.environ.get("BENCH_N", "100"))
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 
 
@@ -68,11 +72,12 @@ def hello_bin() -> Path:
     return provider_bin_path().parent / "examples" / "terraform-provider-hello"
 
 
-def plan_seconds(tf: Path, env: dict, workdir: Path) -> float:
+def plan_seconds(tf: Path, env: dict, workdir: Path, *flags: str) -> float:
     samples = []
     for _ in range(RUNS):
         t0 = time.monotonic()
-        proc = subprocess.run([str(tf), "plan", "-no-color", "-input=false", "-refresh=false"],
+        proc = subprocess.run([str(tf), "plan", "-no-color", "-input=false", "-refresh=false",
+                               *flags],
                               cwd=workdir, env=env, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=600)
         samples.append(time.monotonic() - t0)
@@ -89,11 +94,15 @@ def main() -> int:
     tf = terraform_bin("1.15")
     with tempfile.TemporaryDirectory(prefix="tfgpu-bench-") as d:
         tmp = Path(d)
-        rc = tmp / "terraformrc"
-        rc.write_text(f'provider_installation {{\n  dev_overrides {{\n'
-                      f'    "{PROVIDER_ADDR}" = "{binary.parent}"\n  }}\n  direct {{}}\n}}\n')
-        env = dict(os.environ, TF_CLI_CONFIG_FILE=str(rc), TF_IN_AUTOMATION="1",
-                   CHECKPOINT_DISABLE="1")
+        def env_for(provider: Path, name: str) -> dict:
+            rc = tmp / name
+            rc.write_text(f'provider_installation {{\n  dev_overrides {{\n'
+                          f'    "{PROVIDER_ADDR}" = "{provider.parent}"\n  }}\n  direct {{}}\n}}\n')
+            return dict(os.environ, TF_CLI_CONFIG_FILE=str(rc), TF_IN_AUTOMATION="1",
+                        CHECKPOINT_DISABLE="1")
+
+        env = env_for(binary, "terraformrc")
+        before = Path(os.environ["BENCH_BEFORE_BIN"]) if os.environ.get("BENCH_BEFORE_BIN") else None
 
         med, worst, rss = plugin_start(binary, tmp)
         floor = process_floor()
@@ -124,9 +133,31 @@ def main() -> int:
                 f'  capacity {{\n    spot = true\n    on_demand_min = {i % 2}\n  }}\n'
                 f'  aws {{\n    node_role_arn = "arn:aws:iam::123456789012:role/n"\n  }}\n}}\n'
                 for i in range(N)))
+        offer_dir = tmp / "offers"
+        offer_dir.mkdir()
+        (offer_dir / "main.tf").write_text(
+            f'terraform {{\n  required_providers {{\n    gpu = {{ source = "{PROVIDER_SOURCE}" }}\n  }}\n}}\n'
+            + "".join(f'data "gpu_spot_offer" "o{i}" {{\n  gpu = "H100"\n'
+                      f'  gpu_count = {1 if i % 2 else 8}\n  regions = ["us-*"]\n}}\n'
+                      for i in range(N)))
         t_data = plan_seconds(tf, env, data_dir)
         t_base = plan_seconds(tf, env, base_dir)
         t_pool = plan_seconds(tf, env, pool_dir)
+        t_pool_c = plan_seconds(tf, env, pool_dir, "-compact-warnings")
+        t_offer = plan_seconds(tf, env, offer_dir)
+        t_offer_c = plan_seconds(tf, env, offer_dir, "-compact-warnings")
+        befores = []
+        if before is not None:
+            benv = env_for(before, "terraformrc-before")
+            befores = [
+                (f"BENCH_BEFORE_BIN plan: {N} gpu_node_pool", plan_seconds(tf, benv, pool_dir)),
+                (f"BENCH_BEFORE_BIN plan: {N} gpu_node_pool -compact-warnings",
+                 plan_seconds(tf, benv, pool_dir, "-compact-warnings")),
+                (f"BENCH_BEFORE_BIN plan: {N} data.gpu_spot_offer",
+                 plan_seconds(tf, benv, offer_dir)),
+                (f"BENCH_BEFORE_BIN plan: {N} data.gpu_spot_offer -compact-warnings",
+                 plan_seconds(tf, benv, offer_dir, "-compact-warnings")),
+            ]
 
     rows = [
         ("plugin start -> handshake line", f"{med:.1f} ms", f"median of {LAUNCHES}, max {worst:.1f} ms"),
@@ -145,10 +176,23 @@ def main() -> int:
         (f"plan: {N} terraform_data", f"{t_base:.2f} s", f"median of {RUNS}"),
         ("ratio gpu_models / terraform_data", f"{t_data / t_base:.2f}x", ""),
         (f"plan: {N} gpu_node_pool", f"{t_pool:.2f} s", f"median of {RUNS}"),
-        ("ratio gpu_node_pool / terraform_data", f"{t_pool / t_base:.2f}x", ""),
+        ("ratio gpu_node_pool / terraform_data", f"{t_pool / t_base:.2f}x", "goal <= 2x"),
         ("plan overhead per pool", f"{(t_pool - t_base) / N * 1000:.1f} ms",
          "(pool plan - terraform_data plan) / N"),
+        (f"plan: {N} gpu_node_pool -compact-warnings", f"{t_pool_c:.2f} s", f"median of {RUNS}"),
+        ("ratio gpu_node_pool -compact-warnings / terraform_data", f"{t_pool_c / t_base:.2f}x",
+         "goal <= 2x"),
+        (f"plan: {N} data.gpu_spot_offer", f"{t_offer:.2f} s", f"median of {RUNS}"),
+        ("ratio gpu_spot_offer / terraform_data", f"{t_offer / t_base:.2f}x", "goal <= 1.5x"),
+        (f"plan: {N} data.gpu_spot_offer -compact-warnings", f"{t_offer_c:.2f} s",
+         f"median of {RUNS}"),
+        ("ratio gpu_spot_offer -compact-warnings / terraform_data",
+         f"{t_offer_c / t_base:.2f}x", "goal <= 1.5x"),
     ]
+    for label, t in befores:
+        rows += [(label, f"{t:.2f} s", f"median of {RUNS}"),
+                 (f"ratio {label.split(' plan: ')[1]} (before) / terraform_data",
+                  f"{t / t_base:.2f}x", "")]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     print(f"terraform-provider-gpu bench ({binary})")

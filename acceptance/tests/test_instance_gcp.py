@@ -9,6 +9,7 @@ What exists is read from the fake's `/_fake/state`, not through the provider.
 from __future__ import annotations
 
 import json
+import re
 
 import urllib.request
 
@@ -114,7 +115,7 @@ def test_a_reclaimed_spot_vm_stays_with_its_disk_and_runs_again_as_the_same_vm(g
     wd = gcp_tf.workdir(files={"main.tf": config(gce)})
     res = wd.run("plan", "-out=tfplan")
     out = flat(res)
-    assert "Cost of gpu_instance" in out and "a2-highgpu-1g" in out
+    assert re.search(r"Warning: gpu_instance(\.[a-z0-9-]+)?: \+\$", out) and "a2-highgpu-1g" in out, out
     planned = wd.show_json("tfplan")["planned_values"]["root_module"]["resources"][0]["values"]
     assert planned["image"] == NEWEST, "the newest image of the Deep Learning VM family"
     assert planned["reclaim"] == "stop" and planned["instance_type"] == "a2-highgpu-1g"

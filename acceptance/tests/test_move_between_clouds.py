@@ -20,8 +20,9 @@ ADDR = "gpu_node_pool.train"
 AZURE_H100 = ["Standard_ND96is_H100_v5", "Standard_ND96is_flex_H100_v5",
               "Standard_ND96is_noIB_H100_v5", "Standard_ND96isf_H100_v5",
               "Standard_ND96isr_H100_v5"]
-_REPLACES = re.compile(r"replaces pool `train` \((\$[\d,.]+)/month now → (\$[\d,.]+)/month, "
-                       r"change ([+-]\$[\d,.]+)\)")
+_REPLACES = re.compile(r"Replaces the pool \((\$[\d,.]+)/month now → (\$[\d,.]+)/month\)")
+# The change is the money in the warning's title.
+_CHANGE = re.compile(r"Warning: gpu_node_pool\.train: ([+-]\$[\d,.]+)/month")
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +37,12 @@ def clouds(tmp_path_factory):
 
 
 def cost_line(output: str) -> str:
-    """The first paragraph of the pool's cost warning (the preview line), unwrapped."""
-    text = output.split("Warning: Cost of gpu_node_pool `train`", 1)[1]
-    for para in re.split(r"\n\s*\n", text):
-        if "/month" in para:
-            return " ".join(para.split())
+    """The pool's cost warning: its title (the money) and its first line, unwrapped."""
+    text = output.split("Warning: gpu_node_pool.train:", 1)[1]
+    title = text.split("\n", 1)[0].strip()
+    for para in re.split(r"\n\s*\n", text)[1:]:
+        if "with gpu_node_pool" not in para and " in " in para:
+            return f"{title}; {' '.join(para.split())}"
     raise AssertionError(output)
 
 
@@ -76,7 +78,9 @@ def test_the_pool_moves_aws_azure_gcp_with_the_delta_in_each_plan(terraform, mot
         monthly[cloud] = state["monthly_usd"]
         # The delta the plan showed is the difference of the two pools' monthly cost.
         prev = list(monthly)[-2]
-        delta = float(m.group(3).replace("$", "").replace(",", ""))
+        change = _CHANGE.search(plan.output)
+        assert change, plan.output
+        delta = float(change.group(1).replace("$", "").replace(",", ""))
         assert abs(delta - (monthly[cloud] - monthly[prev])) < 0.011, (m.group(0), monthly)
 
         wd.assert_plan_empty("-var", f"cloud={cloud}")

@@ -272,14 +272,22 @@ def test_plan_shows_cost_from_catalog(aws_tf, moto):
                 if line.startswith("{")]
     diags = [m["diagnostic"] for m in messages if m.get("type") == "diagnostic"]
     month = [d for d in diags if d["severity"] == "warning"
-             and "/month" in d.get("summary", "") + d.get("detail", "")]
+             and "/month" in d.get("summary", "")]
     assert month, diags
-    # The warning names each price's date, or says it is undated.
+    # The money is the title (what `-compact-warnings` keeps); the body is two lines.
+    assert month[0]["summary"] == (
+        f"gpu_node_pool.{pool}: +${after['monthly_usd']:,.2f}/month "
+        f"(up to ${after['monthly_usd_max']:,.2f})"), month[0]
     detail = month[0].get("detail", "")
-    for kind in ("on_demand", "spot"):
+    assert len(detail.splitlines()) == 2, detail
+    # The warning names each price's date, or says it is undated.
+    for kind, word in (("on_demand", "on-demand"), ("spot", "spot")):
         date = after[f"{kind}_price_as_of"]
-        assert (date and f"dated {date}" in detail) or (not date and "UNDATED" in detail), (
-            kind, detail)
+        assert (date and f"{word} of {date}" in detail) or (
+            not date and f"{word} UNDATED" in detail), (kind, detail)
+    compact = wd.run("plan", "-compact-warnings")
+    assert f"- gpu_node_pool.{pool}: +${after['monthly_usd']:,.2f}/month" in compact.output, \
+        compact.output
     assert node_groups(moto, cluster_name) == {}, "a plan created node groups"
 
 
@@ -422,9 +430,9 @@ def test_destroy_removes_node_groups(aws_tf, moto):
     # Terraform >= 1.3 plans a destroy through the provider (it advertises plan_destroy):
     # the plan says what the destroy saves. 1.0 plans destroys itself, without a word.
     res = wd.run("plan", "-destroy")
-    saving = f"-${monthly:,.2f}/month: destroys the pool"
+    saving = f"gpu_node_pool.{pool}: -${monthly:,.2f}/month"
     if aws_tf.version == "1.0":
-        assert "destroys the pool" not in res.output, res
+        assert "Destroys the pool" not in res.output, res
     else:
         assert saving in res.output, (saving, res)
     wd.run("destroy")

@@ -64,7 +64,7 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(az_tf, azure):
         '  reclaim = "stop"\n'
         '  azure {\n    os_sku = "ubuntu"\n    zones  = ["2", "1"]\n  }\n'))
     res = wd.run("apply")
-    assert "Cost of gpu_node_pool" in res.output, res
+    assert "Warning: gpu_node_pool." in res.output, res
     pools = by_priority(azure.pools(cluster))
     assert set(pools) == {"Regular", "Spot"}, pools
     od, spot = pools["Regular"], pools["Spot"]

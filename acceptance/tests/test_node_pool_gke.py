@@ -70,7 +70,7 @@ def test_apply_holds_a_floor_and_a_spot_pool_and_plans_empty(gcp_tf, gcp):
         '    gpu_driver_version = "Latest"\n'
         '    reservation_affinity = "Specific"\n    reservation_name = "l4-floor"\n  }\n'))
     res = wd.run("apply")
-    assert "Cost of gpu_node_pool" in res.output, res
+    assert "Warning: gpu_node_pool." in res.output, res
     pools = by_capacity(gcp.pools(cluster))
     assert set(pools) == {"spot", "on-demand"}, pools
     od, spot = pools["on-demand"], pools["spot"]

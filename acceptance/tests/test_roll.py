@@ -47,7 +47,7 @@ def test_an_image_change_rolls_both_groups_without_an_outage(aws_tf, moto):
         text = wd.run("show", "-no-color", "tfplan").stdout
         assert "must be replaced" not in text and "forces replacement" not in text, text
         plan_out = wd.run("plan").output
-        assert f"Rolls node group {pool}-spot → {pool}-spot-" in " ".join(plan_out.split()), plan_out
+        assert f"Rolls {pool}-spot → {pool}-spot-" in " ".join(plan_out.split()), plan_out
         new = {g["name"] for g in change["change"]["after"]["node_groups"]}
         assert len(new) == 2 and not new & old, new
 

@@ -9,7 +9,7 @@ mod preview;
 
 pub use budget::{BudgetError, check_budget};
 pub use lines::{HOURS_PER_MONTH, PriceLine, PricedAs, Totals, total};
-pub use money::format_usd;
+pub use money::{format_delta, format_usd};
 pub use preview::{CostError, CostPreview, PriorCost, preview, priced_as};
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub fn format_usd(usd: f64) -> String {
 }
 
 /// `+$1.00` / `-$1.00` / `+$0.00`: a change with its sign.
-pub(super) fn format_delta(usd: f64) -> String {
+pub fn format_delta(usd: f64) -> String {
     let s = format_usd(usd);
     if s.starts_with('-') {
         s

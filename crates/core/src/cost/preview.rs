@@ -226,38 +226,36 @@ impl CostPreview {
         }
     }
 
-    /// One sentence per price the preview rests on: its source and how old it is, with a
-    /// caution for an undated price (`today` in days since 1970-01-01).
-    pub fn price_notes(&self, today: i64) -> Vec<String> {
-        let mut out = Vec::new();
-        for (what, priced) in [("on-demand", &self.on_demand), ("spot", &self.spot)] {
-            let Some(p) = priced else { continue };
-            let origin = &p.row.origin;
-            let kind = if p.spot_price { "spot" } else { "on-demand" };
-            let used = if what == kind {
-                format!("{what} price")
-            } else {
-                format!("{what} nodes' price (the {kind} price)")
-            };
-            out.push(match origin.age_days(today) {
-                Some(age) => format!(
-                    "{used} of {} dated {} ({age} days old), from {}",
-                    p.instance_type,
-                    origin.as_of.as_deref().unwrap_or_default(),
-                    origin.source
-                ),
-                None => format!(
-                    "{used} of {} is UNDATED, from {}: it may be years old; refresh it with `live = true` or leave undated prices out with `max_price_age`",
-                    p.instance_type, origin.source
-                ),
-            });
-        }
-        out
-    }
-
     /// One line for a plan warning: `+$X/month, 1 on-demand + up to 3 spot p5.48xlarge in
     /// us-east-1` (the delta at `min_nodes`; the ceiling's monthly cost follows).
     pub fn summary(&self) -> String {
+        let (what, bound) = self.what_and_bound();
+        format!(
+            "{}/month, {what} (up to {}/month at max_nodes){bound}",
+            format_delta(self.monthly_delta_usd),
+            format_usd(self.monthly_usd_max),
+        )
+    }
+
+    /// The money of a plan warning's title: `+$40,179.20/month (up to $86,154.75)`, the
+    /// change at `min_nodes` and the monthly cost at `max_nodes`.
+    pub fn headline(&self) -> String {
+        format!(
+            "{}/month (up to {})",
+            format_delta(self.monthly_delta_usd),
+            format_usd(self.monthly_usd_max)
+        )
+    }
+
+    /// What the nodes are, without the money: `1 on-demand + up to 3 spot p5.48xlarge in
+    /// us-east-1` (and the upper-bound caveat when spot is priced at on-demand).
+    pub fn what(&self) -> String {
+        let (what, bound) = self.what_and_bound();
+        format!("{what}{bound}")
+    }
+
+    /// The node counts, type and region; and the upper-bound caveat (or nothing).
+    fn what_and_bound(&self) -> (String, &'static str) {
         let n = &self.nodes;
         let mut parts = Vec::new();
         let taken = self.reserved_nodes();
@@ -287,13 +285,58 @@ impl CostPreview {
         } else {
             ""
         };
-        format!(
-            "{}/month, {} {lead}{more} in {} (up to {}/month at max_nodes){bound}",
-            format_delta(self.monthly_delta_usd),
-            parts.join(" + "),
-            self.region,
-            format_usd(self.monthly_usd_max),
+        (
+            format!("{} {lead}{more} in {}", parts.join(" + "), self.region),
+            bound,
         )
+    }
+
+    /// Every price the preview rests on in one line, with its date and age (`today` in days
+    /// since 1970-01-01): `Prices: on-demand of 2026-07-20 (139 days old); spot UNDATED, at
+    /// use1-az3 (the cheapest zone; others may cost more). …`. The sources are in the
+    /// resource's `*_price_source` attributes.
+    pub fn price_line(&self, today: i64) -> String {
+        let mut parts = Vec::new();
+        let mut undated = false;
+        for (what, priced) in [
+            ("reserved", &self.reserved),
+            ("on-demand", &self.on_demand),
+            ("spot", &self.spot),
+        ] {
+            let Some(p) = priced else { continue };
+            let origin = &p.row.origin;
+            let mut part = what.to_string();
+            if what == "spot" && !p.spot_price {
+                part.push_str(" at the on-demand price");
+            }
+            match (what, origin.age_days(today)) {
+                ("reserved", _) => part.push_str(" at the commitment's price"),
+                (_, Some(age)) => part.push_str(&format!(
+                    " of {} ({age} days old)",
+                    origin.as_of.as_deref().unwrap_or_default()
+                )),
+                (_, None) => {
+                    undated = true;
+                    part.push_str(" UNDATED");
+                }
+            }
+            if what == "spot"
+                && p.spot_price
+                && let Some(zone) = &p.row.zone
+            {
+                part.push_str(&format!(
+                    ", at {zone} (the cheapest zone; others may cost more)"
+                ));
+            }
+            parts.push(part);
+        }
+        let mut line = format!("Prices: {}.", parts.join("; "));
+        if undated {
+            line.push_str(
+                " An undated price may be years old: `live = true` refreshes it, `max_price_age` leaves it out.",
+            );
+        }
+        line
     }
 }
 

@@ -203,3 +203,46 @@ fn an_unknown_reservation_price_is_an_error_not_zero() {
     s.reservation = Some(r);
     assert!(preview(&s, &t, None).is_err());
 }
+
+#[test]
+fn the_warning_pieces_put_the_money_first_and_every_price_in_one_line() {
+    let (s, t) = h100();
+    let p = preview(&s, &t, None).unwrap();
+    let (od, spot) = (55.04, 25.0);
+    assert_eq!(
+        p.headline(),
+        format!(
+            "{}/month (up to {})",
+            format_delta(od * 730.0),
+            format_usd((od + 3.0 * spot) * 730.0)
+        )
+    );
+    assert!(
+        p.headline().starts_with("+$40,179.20/month"),
+        "{}",
+        p.headline()
+    );
+    assert_eq!(
+        p.what(),
+        "1 on-demand + up to 3 spot p5.48xlarge in us-east-1"
+    );
+    // Both prices are dated in the test catalog: no caution; the spot zone is named.
+    let today = crate::time::days_of_date("2026-08-20").unwrap();
+    let line = p.price_line(today);
+    assert_eq!(
+        line,
+        "Prices: on-demand of 2026-07-20 (31 days old); spot of 2026-07-21 (30 days old), at use1-az2 (the cheapest zone; others may cost more)."
+    );
+    assert!(!line.contains('\n'));
+    // An undated price says so once, with what to do.
+    let mut undated = p.clone();
+    if let Some(sp) = undated.spot.as_mut() {
+        sp.row.origin.as_of = None;
+    }
+    let line = undated.price_line(today);
+    assert!(line.contains("spot UNDATED"), "{line}");
+    assert!(
+        line.ends_with("`live = true` refreshes it, `max_price_age` leaves it out."),
+        "{line}"
+    );
+}

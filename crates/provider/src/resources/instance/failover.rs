@@ -209,7 +209,7 @@ pub fn plan_walk(
         ));
     }
     let title = match current {
-        None => "Cost of gpu_instance".to_string(),
+        None => format!("{}: {lead}", super::plan::warning_subject(&planned)),
         Some(_) => format!("gpu_instance tries to return to {}", first.place.label()),
     };
     d.push(Diagnostic::warning(title, detail));

@@ -445,14 +445,19 @@ fn price_into(
                     set(planned, n, v);
                 }
             }
-            let mut detail = format!("{verb}: {}", p.summary());
-            for n in &p.notes {
-                detail.push_str(&format!("\nNote: {n}."));
-            }
-            for n in p.price_notes(gpu_core::time::today_days()) {
-                detail.push_str(&format!("\nPrice: {n}."));
-            }
-            d.push(Diagnostic::warning("Cost of gpu_instance", detail));
+            let detail = format!(
+                "{verb}: {}\n{}",
+                p.what(),
+                p.price_line(gpu_core::time::today_days())
+            );
+            d.push(Diagnostic::warning(
+                format!(
+                    "{}: {}/month",
+                    warning_subject(planned),
+                    gpu_core::cost::format_delta(p.monthly_delta_usd)
+                ),
+                detail,
+            ));
         }
         Err(e) => d.push(
             Diagnostic::error("Cannot price the instance", e.to_string())
@@ -664,6 +669,15 @@ fn roll_type(
         .next()
 }
 
+/// What a cost warning names: `gpu_instance.<name>`, or `gpu_instance` while the name is
+/// left to the apply.
+pub fn warning_subject(instance: &Value) -> String {
+    match InstanceModel::of(instance).name.known() {
+        Some(n) if !n.is_empty() => format!("gpu_instance.{n}"),
+        _ => "gpu_instance".to_string(),
+    }
+}
+
 /// The saving shown when an instance is destroyed.
 fn destroy_preview(prior: &Value) -> Diagnostics {
     let m = InstanceModel::of(prior);
@@ -671,12 +685,12 @@ fn destroy_preview(prior: &Value) -> Diagnostics {
         return Diagnostics::new();
     };
     Diagnostics::from(Diagnostic::warning(
-        "Cost of gpu_instance",
         format!(
-            "-{}/month: deletes VM {} and its disks",
-            gpu_core::cost::format_usd(*monthly),
-            text(&m.vm_name)
+            "{}: -{}/month",
+            warning_subject(prior),
+            gpu_core::cost::format_usd(*monthly)
         ),
+        format!("Deletes VM {} and its disks.", text(&m.vm_name)),
     ))
 }
 

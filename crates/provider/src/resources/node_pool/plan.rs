@@ -548,30 +548,32 @@ fn cost_warning(
     rolls: &[Roll],
 ) -> Diagnostic {
     let name = &want.spec.name;
-    let mut detail = p.summary();
+    let mut detail = p.what();
+    let mut money = p.headline();
+    if replaces && let Some(old) = desired::prior_cost(prior) {
+        // A replacement is priced as a new pool: the change is against the old one.
+        money = format!(
+            "{}/month (up to {})",
+            signed(p.monthly_usd - old.monthly_usd),
+            format_usd(p.monthly_usd_max)
+        );
+        detail = format!(
+            "Replaces the pool ({}/month now → {}/month): {detail}",
+            format_usd(old.monthly_usd),
+            format_usd(p.monthly_usd),
+        );
+    }
     for r in rolls {
         detail.push_str(&format!(
-            "\nRolls node group {} → {} ({}): the new group is created and ACTIVE, starting with the old one's node count, before the old one is deleted; both run, and are billed, during the roll.",
+            "\nRolls {} → {} ({}): the new group is up before the old is deleted; both are billed during the roll.",
             r.from,
             r.to,
             r.reasons.join("; ")
         ));
     }
-    if replaces && let Some(old) = desired::prior_cost(prior) {
-        detail = format!(
-            "replaces pool `{name}` ({}/month now → {}/month, change {}): {detail}",
-            format_usd(old.monthly_usd),
-            format_usd(p.monthly_usd),
-            signed(p.monthly_usd - old.monthly_usd),
-        );
-    }
-    for n in &p.notes {
-        detail.push_str(&format!("\nNote: {n}."));
-    }
-    for n in p.price_notes(gpu_core::time::today_days()) {
-        detail.push_str(&format!("\nPrice: {n}."));
-    }
-    Diagnostic::warning(format!("Cost of gpu_node_pool `{name}`"), detail)
+    detail.push('\n');
+    detail.push_str(&p.price_line(gpu_core::time::today_days()));
+    Diagnostic::warning(format!("gpu_node_pool.{name}: {money}"), detail)
 }
 
 /// `+$1.00` / `-$1.00`.
@@ -590,13 +592,11 @@ fn destroy_preview(prior: &Value) -> Diagnostics {
     };
     Diagnostics::from(Diagnostic::warning(
         format!(
-            "Cost of gpu_node_pool `{}`",
-            model::text(&PoolModel::of(prior).name)
-        ),
-        format!(
-            "-{}/month: destroys the pool (up to {}/month at max_nodes)",
+            "gpu_node_pool.{}: -{}/month (up to {})",
+            model::text(&PoolModel::of(prior).name),
             format_usd(old.monthly_usd),
             format_usd(old.monthly_usd_max)
         ),
+        "Destroys the pool.",
     ))
 }

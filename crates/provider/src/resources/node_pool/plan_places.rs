@@ -216,7 +216,7 @@ pub fn walk_warning(
         ));
     }
     let title = match current {
-        None => format!("Cost of gpu_node_pool `{name}`"),
+        None => format!("gpu_node_pool.{name}: {lead}"),
         Some(_) => format!(
             "gpu_node_pool `{name}` tries to return to {}",
             first.label()

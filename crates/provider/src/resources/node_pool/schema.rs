@@ -90,7 +90,7 @@ pub fn schema() -> Schema {
     .attribute(Attribute::computed("on_demand_price_as_of", Type::String).describe("Date of the on-demand price used; null when that price is undated or the pool has no on-demand nodes."))
     .attribute(Attribute::computed("spot_price_source", Type::String).describe("Source of the price used for spot nodes (the on-demand price's when `spot_priced_at_on_demand`); null when the pool has no spot nodes."))
     .attribute(Attribute::computed("spot_price_as_of", Type::String).describe("Date of the price used for spot nodes; null when it is undated or the pool has no spot nodes."))
-    .attribute(Attribute::computed("cost_summary", Type::String).describe("The one-line cost preview shown as a plan warning, e.g. `+$72,234.40/month, 1 on-demand + up to 3 spot p5.48xlarge in us-east-1 (...)`."))
+    .attribute(Attribute::computed("cost_summary", Type::String).describe("The cost preview in one line, e.g. `+$72,234.40/month, 1 on-demand + up to 3 spot p5.48xlarge in us-east-1 (up to $…/month at max_nodes)`: the plan warning's title and first line together."))
     .block(NestedBlock::single(
         "capacity",
         Block::new("Spot or on-demand. Without this block every node is on-demand.")

@@ -223,11 +223,19 @@ fn plan_prices_the_pool_from_the_catalog_rows_it_names() {
         .iter()
         .find(|d| !d.is_error())
         .expect("a cost warning");
+    // The money in the title (so `-compact-warnings` shows it), the rest in two lines.
+    assert_eq!(
+        warning.summary,
+        "gpu_node_pool.train: +$40,179.20/month (up to $86,154.75)"
+    );
     assert!(
-        warning.detail.starts_with("+$40,179.20/month"),
+        warning
+            .detail
+            .starts_with("1 on-demand + up to 3 spot p5.48xlarge in us-east-1\nPrices: "),
         "{}",
         warning.detail
     );
+    assert_eq!(warning.detail.lines().count(), 2, "{}", warning.detail);
     assert!(
         warning
             .detail
@@ -431,7 +439,7 @@ fn an_azure_pool_plans_with_its_price_id_and_account_check() {
         .diagnostics
         .0
         .iter()
-        .find(|d| d.summary.starts_with("Cost of"))
+        .find(|d| d.summary.starts_with("gpu_node_pool.train: +$"))
         .expect("cost warning");
     assert!(cost.detail.contains("eastus"), "{}", cost.detail);
     // A cluster in another subscription than the provider's is refused on `cluster`.
@@ -703,7 +711,7 @@ async fn driver_or_gpu_count_change_rolls_the_groups_and_never_replaces() {
     );
     let warning = &p.diagnostics.0[0].detail;
     assert!(
-        warning.contains("Rolls node group train-spot → train-spot-")
+        warning.contains("Rolls train-spot → train-spot-")
             && warning.contains("image AL2023_x86_64_NVIDIA → BOTTLEROCKET_x86_64_NVIDIA"),
         "{warning}"
     );
