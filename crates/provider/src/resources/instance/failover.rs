@@ -181,7 +181,7 @@ pub fn plan_walk(
     let order: Vec<String> = priced.iter().map(|p| p.place.label()).collect();
     let mut detail = match current {
         None => format!(
-            "{lead}.\nPlaces, tried in this order until one runs the VM within `capacity_wait`: {}. A place that answers with no capacity (stockout, quota, not offered) or is too slow is cleaned up (its VM and disks deleted) before the next is tried.{}",
+            "Places, tried in this order until one runs the VM within `capacity_wait`: {}. A place that answers with no capacity (stockout, quota, not offered) or is too slow is cleaned up (its VM and disks deleted) before the next is tried.{}",
             order.join(" → "),
             if prior.is_null() {
                 String::new()

@@ -189,7 +189,7 @@ pub fn walk_warning(
         .collect();
     let mut detail = match current {
         None => format!(
-            "{lead}.\nPlaces, tried in this order until one brings the pool up within `capacity_wait`: {}. A place that answers with no capacity (stockout, quota, not offered) or is too slow is cleaned up before the next is tried.",
+            "Places, tried in this order until one brings the pool up within `capacity_wait`: {}. A place that answers with no capacity (stockout, quota, not offered) or is too slow is cleaned up before the next is tried.",
             order.join(" → ")
         ),
         Some(at) => {
