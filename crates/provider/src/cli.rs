@@ -38,6 +38,9 @@ enum Command {
     /// Bring back the GPU VMs (`gpu_instance`) a spot reclaim stopped: one JSON line per
     /// event, a summary at exit. Never deletes anything, never starts a VM a person stopped.
     Watch(gpu_operator::watch::WatchArgs),
+    /// The monthly cost of a plan's GPU resources before and after it, the change, and
+    /// the totals by team, project and cloud (`terraform show -json tfplan > plan.json`).
+    Cost(crate::cost_cli::CostArgs),
     /// Reports over events files: `time-to-gpu` (p50/p90/max seconds from a GPU request
     /// to GPUs ready, by cloud, region and GPU) and `capacity` (the clouds' stockout, quota
     /// and not-offered answers by day and place).
@@ -69,6 +72,7 @@ pub fn run() -> ExitCode {
         Some(Command::CommitmentSize(args)) => crate::commitment_cli::run(&args),
         Some(Command::Watch(args)) => gpu_operator::watch::run(&args),
         Some(Command::Report(command)) => crate::report_cli::run(&command),
+        Some(Command::Cost(args)) => crate::cost_cli::run(&args),
         Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
             Ok(changed) if check && !changed.is_empty() => {
                 eprintln!("stale docs: {changed:?}; run `make docs`");
