@@ -315,6 +315,12 @@ mod tests {
         "node pools that consume a commitment",
         "gpu_instance",
         "capacity block",
+        "failover",
+        "availability in the ranking",
+        "spot placement score",
+        "floor_nodes_up",
+        "time to GPU",
+        "cost --plan",
     ];
 
     /// The user-facing text files: README, CHANGELOG's unreleased part, docs/, examples/.
