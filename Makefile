@@ -14,7 +14,7 @@ CARGO ?= cargo
 PY := $(VENV)/bin/python
 TERRAFORM := $(VENV)/bin/terraform
 
-.PHONY: help build venv demo test unit acceptance bench docs catalog fuzz fuzz-install fuzz-short reliability fmt lint clean
+.PHONY: help build venv demo test unit acceptance bench docs catalog fuzz fuzz-install fuzz-short reliability fmt lint clean release install
 
 help:
 	@echo "make demo    build the provider and run a real 'terraform plan' of examples/quickstart"
@@ -27,6 +27,8 @@ help:
 	@echo "make fuzz    fuzz the msgpack and JSON value decoders (FUZZ_SECONDS each, default 300)"
 	@echo "make fuzz-short  15 s per fuzz target (FUZZ_SHORT_SECONDS), reliability rows, fails on a crash"
 	@echo "make reliability  faults, interruption, bad input, secrets, mTLS, fuzz: the table (all rows at goal)"
+	@echo "make release  the registry's files for this platform under dist/ (zip, SHA256SUMS, manifest)"
+	@echo "make install  the provider in Terraform's local mirror (~/.terraform.d/plugins): plain 'terraform init'"
 	@echo "make fmt | lint | clean"
 
 # The provider, and tfplugin's example provider (the tfplugin acceptance test and the
@@ -37,6 +39,18 @@ build:
 
 venv:
 	@acceptance/setup.sh
+
+# The files the Terraform registry publishes for one platform, from a release build:
+# dist/terraform-provider-gpu_<version>_<os>_<arch>.zip, _SHA256SUMS, _manifest.json.
+release: venv
+	$(CARGO) build --release -p terraform-provider-gpu
+	$(PY) scripts/release.py package --binary "$(CARGO_TARGET_DIR)/release/terraform-provider-gpu" --out "$(CURDIR)/dist"
+
+# The provider where Terraform looks without any CLI configuration (its implied local
+# mirror), so `source = "gpu-tf/gpu"` works with plain `terraform init`.
+install: venv
+	$(CARGO) build --release -p terraform-provider-gpu
+	$(PY) scripts/release.py install --binary "$(CARGO_TARGET_DIR)/release/terraform-provider-gpu"
 
 # A real plan of examples/quickstart, through dev_overrides: no init, no credentials.
 demo: build venv
