@@ -150,11 +150,15 @@ impl LiveCache {
 /// not answer.
 type Answered = (Vec<PlaceScore>, Vec<(Cloud, String)>);
 
-/// The clouds' spot scores by what was asked, for the life of the process, so many data
-/// blocks asking the same places cost one round of requests.
+/// Our record's scores, or why the events file could not be read.
+type Recorded = Result<std::collections::BTreeMap<RecordKey, Availability>, String>;
+
+/// The clouds' spot scores by what was asked, and the record's by events file, for the
+/// life of the process, so many data blocks cost one round of requests and one read.
 #[derive(Debug, Default)]
 pub struct ScoreCache {
     done: Mutex<HashMap<Asks, Answered>>,
+    recorded: Mutex<HashMap<std::path::PathBuf, Recorded>>,
 }
 
 impl ScoreCache {
@@ -170,6 +174,15 @@ impl ScoreCache {
         }
         answered
     }
+
+    /// The record's scores from the events file at `path`, read at most once per process.
+    pub async fn record(&self, path: &std::path::Path) -> Recorded {
+        let mut recorded = self.recorded.lock().await;
+        recorded
+            .entry(path.to_path_buf())
+            .or_insert_with(|| record_scores(path))
+            .clone()
+    }
 }
 
 /// How many days of the record count towards a place's availability.
@@ -177,9 +190,7 @@ pub const RECORD_DAYS: u32 = 7;
 
 /// Our record's availability from the events file at `path` (a file not there yet is an
 /// empty record), or the warning why it could not be read.
-pub fn record_scores(
-    path: &std::path::Path,
-) -> Result<std::collections::BTreeMap<RecordKey, Availability>, String> {
+fn record_scores(path: &std::path::Path) -> Recorded {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),

@@ -9,26 +9,23 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use serde_json::Value;
 
 /// The resource types whose cost a plan carries.
 pub const PRICED_TYPES: [&str; 2] = ["gpu_node_pool", "gpu_instance"];
 
 /// One priced resource of the plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CostRow {
     /// Its Terraform address (`module.x.gpu_node_pool.train`).
     pub address: String,
     /// Its resource type.
-    #[serde(rename = "type")]
     pub kind: String,
     /// What the plan does: `create`, `update`, `replace`, `delete` or `no-op`.
     pub action: String,
     /// Where it runs (after the change, else before): `aws`, `azure`, `gcp`.
     pub cloud: String,
     /// Its `team`, `project` and other tags or labels (after the change, else before).
-    #[serde(skip)]
     pub tags: BTreeMap<String, String>,
     /// USD per month before the change (none for a create).
     pub before: Option<f64>,
@@ -46,7 +43,7 @@ impl CostRow {
 }
 
 /// A total: before, after and the change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Total {
     /// USD per month before.
     pub before: f64,

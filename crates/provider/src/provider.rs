@@ -160,7 +160,7 @@ impl data_sources::OfferProvider for GpuProvider {
             })
             .collect();
         if let Some(path) = self.events_file() {
-            match crate::live::record_scores(std::path::Path::new(&path)) {
+            match self.scores.record(std::path::Path::new(&path)).await {
                 Ok(record) => scores.add_record(record),
                 Err(w) => warnings.push(("The record of capacity answers is unread".into(), w)),
             }

@@ -49,47 +49,44 @@ pub struct Asks {
 impl Asks {
     /// The requests that score the spot items of `items` on clouds with a signal.
     pub fn of(items: &[PricedOffer<'_>]) -> Self {
-        let mut aws: BTreeMap<(String, &str), BTreeSet<String>> = BTreeMap::new();
-        let mut azure: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        let mut aws: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
+        // Azure: per GPU model, its regions and its sizes.
+        type Places<'o> = (BTreeSet<&'o str>, BTreeSet<&'o str>);
+        let mut azure: BTreeMap<&str, Places<'_>> = BTreeMap::new();
         for i in items.iter().filter(|i| i.spot) {
             let o = i.offer;
             match o.cloud {
                 Cloud::Aws => {
-                    aws.entry((o.region.clone(), o.gpu.name))
+                    aws.entry((&o.region, o.gpu.name))
                         .or_default()
-                        .insert(o.instance_type.clone());
+                        .insert(&o.instance_type);
                 }
                 Cloud::Azure => {
-                    azure
-                        .entry(o.gpu.name)
-                        .or_default()
-                        .insert(o.region.clone());
+                    let (regions, sizes) = azure.entry(o.gpu.name).or_default();
+                    regions.insert(&o.region);
+                    sizes.insert(&o.instance_type);
                 }
                 _ => {}
             }
         }
+        let owned = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let aws = aws
             .into_iter()
             .map(|((region, _), types)| AwsAsk {
-                region,
-                instance_types: types.into_iter().collect(),
+                region: region.to_string(),
+                instance_types: types.into_iter().map(str::to_string).collect(),
             })
             .collect();
-        // Azure: per GPU model, its sizes in chunks of 5 times its regions in chunks of 8.
+        // Each GPU model's sizes in chunks of 5 times its regions in chunks of 8.
         let mut asks = Vec::new();
-        for gpu in azure.keys() {
-            let sizes: BTreeSet<&str> = items
-                .iter()
-                .filter(|i| i.spot && i.offer.cloud == Cloud::Azure && i.offer.gpu.name == *gpu)
-                .map(|i| i.offer.instance_type.as_str())
-                .collect();
-            let sizes: Vec<&str> = sizes.into_iter().collect();
-            let regions: Vec<&String> = azure[gpu].iter().collect();
+        for (regions, sizes) in azure.into_values() {
+            let (regions, sizes): (Vec<&str>, Vec<&str>) =
+                (regions.into_iter().collect(), sizes.into_iter().collect());
             for s in sizes.chunks(AZURE_MAX_SIZES) {
                 for r in regions.chunks(AZURE_MAX_REGIONS) {
                     asks.push(AzureAsk {
-                        regions: r.iter().map(|x| x.to_string()).collect(),
-                        sizes: s.iter().map(|x| x.to_string()).collect(),
+                        regions: owned(r),
+                        sizes: owned(s),
                     });
                 }
             }

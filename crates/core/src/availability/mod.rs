@@ -59,6 +59,18 @@ pub fn tier(availability: Option<&Availability>, min: f64) -> u8 {
     }
 }
 
+/// Sorts `items`, already ranked by price, by their [`tier`] (stable: the price order stays
+/// within each tier) and returns how many are in the first tier: the items a preferred
+/// one (hysteresis) may be kept first among.
+pub fn rank_by_tier<T>(items: &mut [T], tier_of: impl Fn(&T) -> u8) -> usize {
+    items.sort_by_key(&tier_of);
+    let first = items.first().map(&tier_of);
+    items
+        .iter()
+        .take_while(|i| Some(tier_of(i)) == first)
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -240,9 +240,15 @@ impl CostPreview {
     /// The money of a plan warning's title: `+$40,179.20/month (up to $86,154.75)`, the
     /// change at `min_nodes` and the monthly cost at `max_nodes`.
     pub fn headline(&self) -> String {
+        self.headline_with_change(self.monthly_delta_usd)
+    }
+
+    /// [`CostPreview::headline`] with another change than `monthly_delta_usd` (a
+    /// replacement, priced as a new pool, changes the bill by its difference to the old).
+    pub fn headline_with_change(&self, change_usd: f64) -> String {
         format!(
             "{}/month (up to {})",
-            format_delta(self.monthly_delta_usd),
+            format_delta(change_usd),
             format_usd(self.monthly_usd_max)
         )
     }

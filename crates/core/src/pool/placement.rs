@@ -427,10 +427,9 @@ pub fn place_with(
             .cloned();
         }
         if let Some(min) = q.prefer_available {
-            let tier = |c: &Candidate| availability::tier(c.availability.as_ref(), min);
-            candidates.sort_by_key(|c| tier(c));
-            let first = tier(&candidates[0]);
-            best_tier = candidates.iter().take_while(|c| tier(c) == first).count();
+            best_tier = availability::rank_by_tier(&mut candidates, |c| {
+                availability::tier(c.availability.as_ref(), min)
+            });
         }
     }
     let hysteresis = q

@@ -262,11 +262,8 @@ pub fn run_with<'a>(
     rank::sort(&mut items);
     let mut best_tier = items.len();
     if let (Some(min), Some(scores)) = (query.prefer_available, scores) {
-        let tier = |i: &PricedOffer<'_>| availability::tier(scores.of_item(i), min);
-        // A stable sort: the price order stays within each tier.
-        items.sort_by_key(|i| tier(i));
-        let first = items.first().map(&tier);
-        best_tier = items.iter().take_while(|i| Some(tier(i)) == first).count();
+        best_tier =
+            availability::rank_by_tier(&mut items, |i| availability::tier(scores.of_item(i), min));
     }
     let hysteresis = query
         .prefer

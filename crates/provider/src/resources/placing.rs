@@ -169,7 +169,7 @@ pub fn at_place(d: Diagnostics, label: &str, path: Option<&AttributePath>) -> Di
 pub fn walk_lead(first_usd: f64, first: &str, dearest: Option<(f64, String)>) -> String {
     let mut lead = format!(
         "{}/month at {first}",
-        crate::resources::node_pool::plan::signed(first_usd)
+        gpu_core::cost::format_delta(first_usd)
     );
     if let Some((usd, place)) = dearest {
         lead.push_str(&format!(

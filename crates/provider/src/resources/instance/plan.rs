@@ -94,17 +94,21 @@ pub async fn plan(
         return respond(proposed.clone(), checked);
     }
     let walks = crate::resources::placing::has_failover(config);
+    // A create or a roll with failover blocks walks the places from the first.
+    let walk = || {
+        failover::plan_walk(
+            prior,
+            proposed,
+            config,
+            None,
+            unknown_input,
+            settings,
+            catalog,
+        )
+    };
     if prior.is_null() {
         if walks {
-            return failover::plan_walk(
-                prior,
-                proposed,
-                config,
-                None,
-                unknown_input,
-                settings,
-                catalog,
-            );
+            return walk();
         }
         let mut r = plan_create(
             proposed,
@@ -193,15 +197,7 @@ pub async fn plan(
     .await;
     if rolls(&r.planned_state) && !r.diagnostics.has_errors() {
         if walks {
-            return failover::plan_walk(
-                prior,
-                proposed,
-                config,
-                None,
-                unknown_input,
-                settings,
-                catalog,
-            );
+            return walk();
         }
         placed_by_apply(&mut r.planned_state);
     }

@@ -552,11 +552,7 @@ fn cost_warning(
     let mut money = p.headline();
     if replaces && let Some(old) = desired::prior_cost(prior) {
         // A replacement is priced as a new pool: the change is against the old one.
-        money = format!(
-            "{}/month (up to {})",
-            signed(p.monthly_usd - old.monthly_usd),
-            format_usd(p.monthly_usd_max)
-        );
+        money = p.headline_with_change(p.monthly_usd - old.monthly_usd);
         detail = format!(
             "Replaces the pool ({}/month now → {}/month): {detail}",
             format_usd(old.monthly_usd),
@@ -574,15 +570,6 @@ fn cost_warning(
     detail.push('\n');
     detail.push_str(&p.price_line(gpu_core::time::today_days()));
     Diagnostic::warning(format!("gpu_node_pool.{name}: {money}"), detail)
-}
-
-/// `+$1.00` / `-$1.00`.
-pub(crate) fn signed(x: f64) -> String {
-    if x < 0.0 {
-        format!("-{}", format_usd(-x))
-    } else {
-        format!("+{}", format_usd(x))
-    }
 }
 
 /// The saving shown when a pool is destroyed.
