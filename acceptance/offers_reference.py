@@ -12,7 +12,10 @@ docs/data-sources/*.md, crates/core/data/SOURCE.md):
   the best ranked; spot items are per zone and all stay;
 - ranking: price per GPU-hour, then price per hour, then cloud (in the provider's cloud
   order: aws, azure, gcp, cudo, nebius, hyperbolic), region, zone (none first), instance
-  type, on-demand before spot.
+  type, on-demand before spot;
+- a price named in `crates/core/data/stale_prices.csv` (cloud, region, type, price kind) that
+  still comes from the source the list judged (undated, `skypilot-catalog v6`) is stale: left
+  out unless the query includes stale prices, and then shown with its `stale_reason`.
 
 The memory-per-GPU filter is not reproduced (it mixes reported and nominal VRAM); tests
 that compare against this module do not use it.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 OFFERS_CSV = REPO / "crates" / "core" / "data" / "offers.csv"
+STALE_CSV = REPO / "crates" / "core" / "data" / "stale_prices.csv"
 
 # The clouds in the order the ranking breaks ties by (gpu_core::offer::Cloud's order).
 CLOUD_ORDER = ["aws", "azure", "gcp", "cudo", "nebius", "hyperbolic"]
@@ -36,7 +40,7 @@ COUNT_EPSILON = 1e-9
 # The fields of one offer, as the data sources and the CLI's JSON name them.
 OFFER_FIELDS = ["cloud", "region", "zone", "instance_type", "gpu", "gpu_count",
                 "gpu_memory_gib", "vcpus", "memory_gib", "spot", "price_per_hour",
-                "price_per_gpu_hour", "source", "as_of", "price_age_days",
+                "price_per_gpu_hour", "source", "as_of", "price_age_days", "stale_reason",
                 # Read with `live = true` only: null in every offline answer.
                 "availability", "availability_source", "availability_as_of"]
 
@@ -47,6 +51,20 @@ def age_days(as_of: str | None, today: datetime.date | None = None) -> int | Non
         return None
     today = today or datetime.datetime.now(datetime.timezone.utc).date()
     return (today - datetime.date.fromisoformat(as_of)).days
+
+
+def stale_reasons(path: Path = STALE_CSV) -> dict:
+    """(cloud, region, instance_type, 'on_demand' | 'spot') -> reason."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return {(r["cloud"], r["region"], r["instance_type"], r["price"]): r["reason"]
+                for r in csv.DictReader(f)}
+
+
+def stale_reason(row: dict, kind: str, reasons: dict) -> str | None:
+    """Why the row's `kind` price is stale, or None."""
+    why = reasons.get((row["cloud"], row["region"], row["instance_type"], kind))
+    judged = row[f"{kind}_source"].startswith("skypilot-catalog v6") and not row[f"{kind}_as_of"]
+    return why if why and judged else None
 
 
 def _num(text: str) -> float | None:
@@ -67,6 +85,7 @@ class Query:
     regions: list[str] = field(default_factory=list)
     capacity: str = "either"            # spot | on_demand | either
     max_price_per_gpu_hour: float | None = None
+    include_stale: bool = False
 
 
 def _region_ok(region: str, globs: list[str]) -> bool:
@@ -95,6 +114,7 @@ def rank_key(item: dict):
 def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
     """Every matching item, ranked, as dicts with OFFER_FIELDS."""
     rows = load_rows() if rows is None else rows
+    reasons = stale_reasons()
     items = []
     for r in rows:
         if q.gpus and r["gpu_model"] not in q.gpus:
@@ -112,6 +132,9 @@ def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
                 continue
             price = _num(r[column])
             if price is None:
+                continue
+            why = stale_reason(r, kind, reasons)
+            if why and not q.include_stale:
                 continue
             per_gpu = price / count
             if q.max_price_per_gpu_hour is not None and per_gpu > q.max_price_per_gpu_hour:
@@ -134,6 +157,7 @@ def run(q: Query, rows: list[dict] | None = None) -> list[dict]:
                 "source": r[f"{kind}_source"] or r["source"],
                 "as_of": r[f"{kind}_as_of"] or None,
                 "price_age_days": age_days(r[f"{kind}_as_of"] or None),
+                "stale_reason": why,
                 "availability": None, "availability_source": None,
                 "availability_as_of": None,
             })

@@ -17,7 +17,8 @@ Its on-demand price is the lowest usable on-demand price of its rows (rows can b
 zone), its spot price the lowest usable spot price; each with the source and as-of of the
 row that gave it (the first in file order on ties). A price is usable when it is present
 and, with `max_price_age` ("<N>d" or "<N>w"), dated no more than N days before today (UTC);
-without it every price is usable, dated or not.
+without it every price is usable, dated or not. A price on the stale list
+(`offers_reference.stale_reason`) is not usable unless `include_stale_prices`.
 
 Per node-hour: the floor costs `reserved_usd_per_gpu_hour x gpu_count` when a reservation
 price is given (line kind `reserved`), else the on-demand price (`on_demand`); the spot
@@ -47,7 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from offers_reference import CLOUD_ORDER, OFFERS_CSV, _region_ok  # noqa: E402
+from offers_reference import (  # noqa: E402
+    CLOUD_ORDER, OFFERS_CSV, _region_ok, stale_reason, stale_reasons)
 
 HOURS_PER_MONTH = 730.0
 PLACEMENT_CLOUDS = ["aws", "azure", "gcp"]     # the clouds with managed Kubernetes node pools
@@ -107,6 +109,7 @@ class Pool:
     reserved_usd_per_gpu_hour: float | None = None
     prefer: dict | None = None                  # {cloud, region, instance_type}
     min_saving_percent: float = 0.0
+    include_stale_prices: bool = False
 
     def check(self):
         """The interface's input rules (the provider rejects these before reading)."""
@@ -182,6 +185,23 @@ def rank_key(c: Candidate) -> tuple:
     return (c.monthly_usd, CLOUD_ORDER.index(c.cloud), c.region, c.instance_type)
 
 
+def without_stale(rows: list[dict], pool: Pool) -> list[dict]:
+    """`rows` with every price on the stale list blanked, or, when the pool counts them,
+    its source followed by ` (STALE: <reason>)` as the answers show it."""
+    reasons = stale_reasons()
+    out = []
+    for r in rows:
+        r = dict(r)
+        for kind in ("on_demand", "spot"):
+            why = r[f"{kind}_usd_per_hour"] and stale_reason(r, kind, reasons)
+            if why and pool.include_stale_prices:
+                r[f"{kind}_source"] = f"{r[f'{kind}_source']} (STALE: {why})"
+            elif why:
+                r[f"{kind}_usd_per_hour"] = ""
+        out.append(r)
+    return out
+
+
 def _usable(price: str, as_of: str, max_age: int | None, today: dt.date) -> bool:
     if price == "":
         return False
@@ -205,6 +225,7 @@ def _line(kind: str, nodes: int, price: Price, at_on_demand: bool, today: dt.dat
 
 def candidates(pool: Pool, rows: list[dict], today: dt.date) -> list[Candidate]:
     """Every priced candidate, ranked (before hysteresis). Raises NoCandidate."""
+    rows = without_stale(rows, pool)
     max_age = parse_max_price_age(pool.max_price_age)
     clouds = pool.cloud_list()
     found: dict[tuple, Candidate] = {}
@@ -324,6 +345,7 @@ def spot_cheapest(pool: Pool, rows: list[dict] | None = None,
 def brute_force_bills(pool: Pool, rows: list[dict], today: dt.date) -> dict[tuple, float]:
     """Every (cloud, region, instance_type) of the whole file, its monthly bill for the
     pool, when it can host and price it."""
+    rows = without_stale(rows, pool)
     max_days = parse_max_price_age(pool.max_price_age)
     floor = min(pool.on_demand_min, pool.max_nodes)
     running = max(pool.expected(), floor)

@@ -109,6 +109,8 @@ data "gpu_offers" "h100" {{
   regions          = ["us-east-1"]
   prefer_available = {prefer}
   limit            = 20
+  # p5's spot prices are on the stale list; this test is about the zones' scores.
+  include_stale_prices = true
 }}
 
 data "gpu_pool_placement" "a100" {{

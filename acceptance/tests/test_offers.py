@@ -46,7 +46,8 @@ class Case:
                      min_gpu_count=a.get("min_gpu_count"), clouds=a.get("clouds", []),
                      regions=a.get("regions", []),
                      capacity=self.capacity or default_capacity,
-                     max_price_per_gpu_hour=a.get("max_price_per_gpu_hour"))
+                     max_price_per_gpu_hour=a.get("max_price_per_gpu_hour"),
+                     include_stale=a.get("include_stale_prices", False))
 
     def hcl(self, kind: str, name: str) -> str:
         body = dict(self.attrs)
@@ -75,6 +76,8 @@ class Case:
         if "max_price_per_gpu_hour" in a:
             out += ["--max-price-per-gpu-hour", str(a["max_price_per_gpu_hour"])]
         out += {"spot": ["--spot"], "on_demand": ["--on-demand"]}.get(self.capacity or "", [])
+        if a.get("include_stale_prices"):
+            out.append("--include-stale-prices")
         return out
 
 
@@ -94,6 +97,13 @@ CASES = [
                               "regions": ["eu-*"]}, "spot"),
     Case("any_x8_od", {"gpu_count": 8}, "on_demand"),
     Case("v100_min_half_spot", {"gpu": "V100", "min_gpu_count": 0.5}, "spot"),
+    # AWS P4/P5 prices on the stale list (us-west-2's p5 on-demand predates the 2025 cut):
+    # left out by default, ranked with their stale_reason when asked for.
+    Case("h100x8_aws_us_od", {"gpu": "H100", "gpu_count": 8, "clouds": ["aws"],
+                              "regions": ["us-*"]}, "on_demand"),
+    Case("h100x8_aws_us_od_stale", {"gpu": "H100", "gpu_count": 8, "clouds": ["aws"],
+                                    "regions": ["us-*"], "include_stale_prices": True},
+         "on_demand"),
 ]
 IDS = [c.id for c in CASES]
 
@@ -221,6 +231,20 @@ def end_leftover_providers(path: Path):
                 os.kill(int(pid_dir.name), signal.SIGTERM)
             except ProcessLookupError:
                 pass
+
+
+def test_stale_prices_are_left_out_unless_asked_for_and_say_why(terraform, applied):
+    """Beyond matching the reference: the two stale cases differ exactly by the listed
+    prices, each of which names its reason."""
+    plain = applied["data.gpu_offers.h100x8_aws_us_od"]["offers"]
+    stale = applied["data.gpu_offers.h100x8_aws_us_od_stale"]["offers"]
+    assert all(o["stale_reason"] is None for o in plain), plain
+    assert not any(o["region"] == "us-west-2" and o["instance_type"] == "p5.48xlarge"
+                   for o in plain)
+    west = [o for o in stale if o["region"] == "us-west-2" and o["instance_type"] == "p5.48xlarge"]
+    assert west and "predates the 2025-06 AWS P4/P5 price reduction" in west[0]["stale_reason"]
+    assert {(o["region"], o["instance_type"]) for o in stale if o["stale_reason"] is None} \
+        >= {(o["region"], o["instance_type"]) for o in plain}
 
 
 @pytest.mark.parametrize("example", ["gpu_spot_offer", "gpu_offers"])

@@ -87,7 +87,8 @@ class Shape:
             attrs["on_demand_min"] = p.on_demand_min
         optional = {"expected_nodes": p.expected_nodes, "clouds": p.clouds,
                     "regions": p.regions, "max_price_age": p.max_price_age,
-                    "reserved_usd_per_gpu_hour": p.reserved_usd_per_gpu_hour}
+                    "reserved_usd_per_gpu_hour": p.reserved_usd_per_gpu_hour,
+                    "include_stale_prices": p.include_stale_prices or None}
         attrs.update({k: v for k, v in optional.items() if v is not None})
         if p.min_saving_percent:
             attrs["min_saving_percent"] = p.min_saving_percent
@@ -104,16 +105,17 @@ class Shape:
 
 SHAPES = [
     # -- the whole bill and the spot line point at different regions -------------------
-    Shape("h100x8_floor1_exp3", Pool("H100", 8, 1, 4, 1, 3, clouds=["aws", "azure", "gcp"]),
+    Shape("h100x8_floor1_exp3", Pool("H100", 8, 1, 4, 1, 3, clouds=["aws", "azure", "gcp"],
+                                        include_stale_prices=True),
           "the issue's case: spot is cheapest in gcp europe-north1, but its on-demand floor "
           "makes aws us-east-1 cheaper as a whole", spot_not_bill=True),
-    Shape("a100_80x8_floor1_exp2", Pool("A100-80GB", 8, 1, 4, 1, 2),
+    Shape("a100_80x8_floor1_exp2", Pool("A100-80GB", 8, 1, 4, 1, 2, include_stale_prices=True),
           "spot cheapest on azure eastus, whole bill on aws us-east-1 (default clouds, "
           "default regions)", spot_not_bill=True),
     Shape("l4x1_floor1_exp3", Pool("L4", 1, 1, 4, 1, 3),
           "one small GPU, 170 candidates: spot cheapest on aws ap-south-1, bill on gcp "
           "us-east4", spot_not_bill=True),
-    Shape("h200x8_floor2_exp4", Pool("H200", 8, 2, 6, 2, 4),
+    Shape("h200x8_floor2_exp4", Pool("H200", 8, 2, 6, 2, 4, include_stale_prices=True),
           "two floor nodes, same cloud: spot cheapest in aws ap-southeast-3, bill in aws "
           "us-east-1", spot_not_bill=True),
     Shape("l40s_x4_floor1_exp5", Pool("L40S", 4, 1, 8, 1, 5),
@@ -146,7 +148,8 @@ SHAPES = [
                                   regions=["US-*", "europe-west*"]),
           "region globs, case-insensitive, on two clouds"),
     # -- price age -------------------------------------------------------------------
-    Shape("h100x8_dated_only", Pool("H100", 8, 1, 4, 1, 3, max_price_age="3650d"),
+    Shape("h100x8_dated_only", Pool("H100", 8, 1, 4, 1, 3, max_price_age="3650d",
+                                       include_stale_prices=True),
           "max_price_age 3650d: only dated prices are usable; aws us-east-1's undated spot "
           "price is dropped and its spot line priced at on-demand, so gcp wins"),
     Shape("a100_80x8_weeks", Pool("A100-80GB", 8, 1, 3, 1, 2, max_price_age="522w"),
@@ -156,17 +159,21 @@ SHAPES = [
           "are kept (inclusive bound), older ones dropped"),
     # -- hysteresis ------------------------------------------------------------------
     Shape("h100x8_prefer_kept", Pool("H100", 8, 1, 4, 1, 2, prefer=H100_PREFER,
-                                     min_saving_percent=50),
+                                     min_saving_percent=50, include_stale_prices=True),
           "a more expensive preferred candidate stays first: the saving (~35 %) is below "
           "min_saving_percent 50", kept=True),
     Shape("h100x8_prefer_moved", Pool("H100", 8, 1, 4, 1, 2, prefer=H100_PREFER,
-                                      min_saving_percent=20),
+                                      min_saving_percent=20, include_stale_prices=True),
           "the same preference moves: the saving (~35 %) passes min_saving_percent 20",
           kept=False),
     Shape("h100x8_prefer_best", Pool("H100", 8, 1, 4, 1, 2, prefer={
         "cloud": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge"},
-        min_saving_percent=10),
+        min_saving_percent=10, include_stale_prices=True),
           "the preferred candidate is the best: kept, saving 0", kept=True),
+    # -- the stale list ----------------------------------------------------------------
+    Shape("h100x8_stale_left_out", Pool("H100", 8, 1, 4, 1, 3, clouds=["aws"]),
+          "AWS's 8x H100 spot prices are all on the stale list: left out by default, so "
+          "every spot line is priced at on-demand"),
     Shape("h100x8_prefer_absent", Pool("H100", 8, 1, 4, 1, 2, prefer={
         "cloud": "azure", "region": "eastus", "instance_type": "Standard_ND96isr_H100_v5x"}),
           "prefer names no candidate: plain ranking, kept_preferred false, saving 0",
@@ -267,6 +274,10 @@ def test_shape_is_what_it_claims(shape):
         assert ref["matched"] < undated["matched"], "3650d should drop undated prices"
         assert all(line["as_of"] for line in ref["lines"]), ref["lines"]
         assert (ref["cloud"], ref["region"]) != (undated["cloud"], undated["region"])
+    if shape.id == "h100x8_stale_left_out":
+        assert all(c["spot_priced_at_on_demand"] for c in ref["candidates"]), ref["candidates"]
+        counted = place(replace(pool, include_stale_prices=True), ROWS, TODAY)
+        assert not counted["lines"][-1]["spot_priced_at_on_demand"], counted["lines"]
     if shape.id == "l4x1_age_boundary":
         older = place(replace(pool, max_price_age=f"{AGE_BOUNDARY - 1}d"), ROWS, TODAY)
         assert older["candidates"] != ref["candidates"], (
@@ -500,8 +511,10 @@ def test_quickstart_pool_lands_where_the_whole_bill_is_lowest(terraform):
     pool = Pool(gpu="H100", gpu_count=8, min_nodes=1, max_nodes=4, on_demand_min=1,
                 expected_nodes=2, clouds=["aws"])
     want = place(pool)
-    spot = spot_cheapest(pool)
-    assert spot is not None and spot[:3] != (want["cloud"], want["region"], want["instance_type"])
+    # AWS's 8x H100 spot prices are all on the stale list: no spot price counts, and the
+    # spot line is priced at on-demand (an upper bound).
+    assert spot_cheapest(pool) is None
+    assert want["lines"][-1]["spot_priced_at_on_demand"] is True, want["lines"]
     wd = terraform.workdir("quickstart")
     wd.run("plan", "-out=tfplan")
     plan = wd.show_json("tfplan")

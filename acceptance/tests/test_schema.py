@@ -33,6 +33,7 @@ def test_provider_block(schema):
     block = schema["provider"]["block"]
     assert sorted(block.get("block_types", {})) == ["aws", "azure", "gcp"]
     assert set(block.get("attributes", {})) == {"default_labels", "budget", "max_price_age",
+                                                "include_stale_prices",
                                                 "allow_commitment_purchase", "events_file"}
     assert_optional(attr(block, "events_file"), "string")
     assert_optional(attr(block, "allow_commitment_purchase"), "bool")

@@ -49,7 +49,10 @@ output "on_demand_alternatives" {
 
 # A node pool placed where its whole bill is lowest: one on-demand node always, up to
 # three spot nodes above it, two nodes running on average. The spot-cheapest region is
-# not the answer when the on-demand floor costs more there. This example places it on
+# not the answer when the on-demand floor costs more there. (AWS's 8x H100 spot prices in
+# the embedded catalog predate the 2025 P5 price cut and are on the stale list, so they
+# are left out and the spot nodes are priced at the on-demand price, an upper bound; set
+# `include_stale_prices = true` to count them.) This example places it on
 # AWS (an EKS cluster is named below); pools run on AKS and GKE the same way, with the
 # cluster's ARM id or GKE path and an `azure {}` or `gcp {}` block. `terraform plan`
 # prices it from the catalog (see the warning line and the cost attributes) without
@@ -126,7 +129,7 @@ output "train_placement" {
   value = {
     where            = "${data.gpu_pool_placement.train.cloud} ${data.gpu_pool_placement.train.region} ${data.gpu_pool_placement.train.instance_type}"
     expected_monthly = data.gpu_pool_placement.train.monthly_usd
-    bill             = [for l in data.gpu_pool_placement.train.lines : format("%d %s at $%.4f/h (%s, %s)", l.nodes, l.kind, l.usd_per_node_hour, l.source, l.as_of == null ? "undated" : "${l.as_of}, ${l.price_age_days} days old")]
+    bill             = [for l in data.gpu_pool_placement.train.lines : format("%d %s at $%.4f/h%s (%s, %s)", l.nodes, l.kind, l.usd_per_node_hour, l.spot_priced_at_on_demand ? ", the on-demand price: no current spot price" : "", l.source, l.as_of == null ? "undated" : "${l.as_of}, ${l.price_age_days} days old")]
     runner_up        = length(data.gpu_pool_placement.train.candidates) > 1 ? format("%s %s: $%.2f/month", data.gpu_pool_placement.train.candidates[1].region, data.gpu_pool_placement.train.candidates[1].instance_type, data.gpu_pool_placement.train.candidates[1].monthly_usd) : null
   }
 }

@@ -1,12 +1,13 @@
-//! How old a price may be to count: `max_price_age` (`90d`, `12w`) and the check every
-//! ranking applies with it. Undated prices never pass a limit.
+//! How old a price may be to count: `max_price_age` (`365d`, `52w`) and the check every
+//! ranking applies with it. Undated prices never pass a limit; prices on the stale list
+//! (`PriceOrigin::stale`) count only when asked for.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::offer::PriceOrigin;
 
-/// The oldest a price may be, in whole days (`90d`, `12w`).
+/// The oldest a price may be, in whole days (`365d`, `52w`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MaxPriceAge {
     /// Days.
@@ -15,7 +16,9 @@ pub struct MaxPriceAge {
 
 /// A `max_price_age` that is not `<N>d` or `<N>w`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a price age; valid: a whole number of days or weeks, such as `90d` or `12w`")]
+#[error(
+    "`{0}` is not a price age; valid: a whole number of days or weeks, such as `365d` or `52w`"
+)]
 pub struct BadPriceAge(pub String);
 
 impl FromStr for MaxPriceAge {
@@ -51,14 +54,25 @@ pub struct Freshness {
     pub max_age: Option<MaxPriceAge>,
     /// Today, in days since 1970-01-01.
     pub today: i64,
+    /// Whether prices on the stale list count too (`include_stale_prices`).
+    pub include_stale: bool,
 }
 
 impl Freshness {
-    /// Every price counts; `today` is the clock's.
+    /// Every price of any age counts, except those on the stale list; `today` is the clock's.
     pub fn any() -> Self {
         Freshness {
             max_age: None,
             today: crate::time::today_days(),
+            include_stale: false,
+        }
+    }
+
+    /// The same, with prices on the stale list counting too when `include` is true.
+    pub fn including_stale(self, include: bool) -> Self {
+        Freshness {
+            include_stale: include,
+            ..self
         }
     }
 
@@ -70,9 +84,22 @@ impl Freshness {
         }
     }
 
-    /// Whether a price with `origin` counts: always without a limit; with one, only a
-    /// dated price no older than the limit.
+    /// These rules with a data source's own `max_price_age` and `include_stale_prices`,
+    /// where set, in place of the provider's.
+    pub fn overridden(self, max_age: Option<MaxPriceAge>, include_stale: Option<bool>) -> Self {
+        Freshness {
+            max_age: max_age.or(self.max_age),
+            include_stale: include_stale.unwrap_or(self.include_stale),
+            today: self.today,
+        }
+    }
+
+    /// Whether a price with `origin` counts: never a stale one unless asked for; else
+    /// always without a limit, and with one only a dated price no older than the limit.
     pub fn allows(&self, origin: &PriceOrigin) -> bool {
+        if origin.stale.is_some() && !self.include_stale {
+            return false;
+        }
         match self.max_age {
             None => true,
             Some(max) => origin
@@ -108,7 +135,7 @@ mod tests {
             "99999999999d",
         ] {
             let e = bad.parse::<MaxPriceAge>().unwrap_err();
-            assert!(e.to_string().contains("`90d` or `12w`"), "{bad}: {e}");
+            assert!(e.to_string().contains("`365d` or `52w`"), "{bad}: {e}");
         }
     }
 
@@ -118,6 +145,7 @@ mod tests {
         let f = |max: Option<u32>| Freshness {
             max_age: max.map(|days| MaxPriceAge { days }),
             today,
+            include_stale: false,
         };
         let dated = PriceOrigin::new("s", Some("2026-09-04".into())); // 90 days old
         let undated = PriceOrigin::new("s", None);
@@ -125,5 +153,16 @@ mod tests {
         assert!(f(Some(90)).allows(&dated));
         assert!(!f(Some(89)).allows(&dated));
         assert!(!f(Some(100_000)).allows(&undated));
+    }
+
+    #[test]
+    fn a_stale_price_counts_only_when_asked_for() {
+        let mut stale = PriceOrigin::new("s", None);
+        stale.stale = Some("predates a price cut".into());
+        assert!(!Freshness::any().allows(&stale));
+        assert!(Freshness::any().including_stale(true).allows(&stale));
+        // Asking for stale prices does not lift the age limit.
+        let limited = Freshness::at_most(Some(MaxPriceAge { days: 10_000 }));
+        assert!(!limited.including_stale(true).allows(&stale));
     }
 }

@@ -26,6 +26,7 @@ pub mod pool;
 pub mod query;
 pub mod reclaim;
 pub mod record;
+pub mod region_group;
 pub mod registry;
 pub mod retry;
 pub mod seam;

@@ -124,6 +124,9 @@ pub struct PriceOrigin {
     pub source: String,
     /// Date (`YYYY-MM-DD`) of the price, `None` where the source is undated.
     pub as_of: Option<String>,
+    /// Why the price is known (or suspected) not to hold any more, from the vendored stale
+    /// list (`data/stale_prices.csv`); rankings leave such a price out unless asked not to.
+    pub stale: Option<String>,
 }
 
 impl PriceOrigin {
@@ -132,6 +135,16 @@ impl PriceOrigin {
         PriceOrigin {
             source: source.into(),
             as_of,
+            stale: None,
+        }
+    }
+
+    /// The source for people, with why the price is stale when it is:
+    /// `skypilot-catalog v6 … (STALE: predates the 2025-06 AWS P4/P5 price reduction; …)`.
+    pub fn labelled_source(&self) -> String {
+        match &self.stale {
+            Some(why) => format!("{} (STALE: {why})", self.source),
+            None => self.source.clone(),
         }
     }
 

@@ -219,6 +219,10 @@ async fn watch(
         pass += 1;
         // With election, a pass only while the lease renewed in the background holds.
         let leader = hold.as_ref().is_none_or(LeaseHold::holds);
+        // A target whose first read fails cannot be read at all (no credentials, an
+        // unknown region or project): the watcher ends with one line and failure rather
+        // than watching nothing. Later failures are reported and the next pass retries.
+        let mut unreadable = Vec::new();
         for (cloud, watcher, label) in watched.iter_mut().filter(|_| leader) {
             let now = gpu_core::time::unix_now() as i64;
             match watcher.pass(cloud.as_ref(), Catalog::embedded(), now).await {
@@ -230,8 +234,15 @@ async fn watch(
                     }
                     let _ = out.flush();
                 }
+                Err(e) if !watcher.has_read() => unreadable.push(format!("{label}: {e}")),
                 Err(e) => eprintln!("terraform-provider-gpu watch: {label}: {e}"),
             }
+        }
+        if !unreadable.is_empty() {
+            if let Some(bg) = election {
+                bg.release().await;
+            }
+            return Err(format!("cannot read {}", unreadable.join("; ")));
         }
         let pending: usize = watched.iter().map(|(_, w, _)| w.pending()).sum();
         if leader {

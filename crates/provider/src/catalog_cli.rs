@@ -188,7 +188,7 @@ pub fn run(args: &CatalogArgs) -> ExitCode {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     ExitCode::SUCCESS
 }

@@ -56,7 +56,7 @@ pub fn positive() -> Validator {
     .describe("Must be more than 0.")
 }
 
-/// A price age such as `90d` or `12w`.
+/// A price age such as `365d` or `52w`.
 pub fn price_age() -> Validator {
     Validator::with_detail(|name, v| {
         let s = v.as_str().unwrap_or_default();
@@ -65,7 +65,7 @@ pub fn price_age() -> Validator {
             Err(e) => Err(format!("`{name}`: {e}.")),
         }
     })
-    .describe("Must be a number of days or weeks, such as `\"90d\"` or `\"12w\"`.")
+    .describe("Must be a number of days or weeks, such as `\"365d\"` or `\"52w\"`.")
 }
 
 /// A string that is one of `allowed`.
@@ -93,6 +93,36 @@ pub fn one_of(allowed: &[&str]) -> Validator {
         }
     })
     .describe(said)
+}
+
+/// A capacity word of `allowed` (written with `_`), in either spelling: `on_demand` and
+/// `on-demand` mean the same. The message lists the `_` spellings.
+pub fn capacity_word(allowed: &[&str]) -> Validator {
+    let allowed: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+    let quoted = allowed
+        .iter()
+        .map(|a| format!("{a:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let listed = allowed
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Validator::with_detail(move |name, v| {
+        let s = v.as_str().unwrap_or_default();
+        if allowed.contains(&canonical_capacity(s)) {
+            Ok(())
+        } else {
+            Err(format!("`{name}` is {s:?}; valid values are: {quoted}."))
+        }
+    })
+    .describe(format!("Must be one of {listed} (`on-demand` works too)."))
+}
+
+/// The canonical spelling of a capacity word: `on-demand` → `on_demand`; others unchanged.
+pub fn canonical_capacity(s: &str) -> String {
+    s.replace('-', "_")
 }
 
 /// A duration such as `15m`, `1h30m` or `90s`, above zero.
@@ -224,6 +254,20 @@ mod tests {
         assert_eq!(d[0].detail, "`n` must be more than 0; got 0.");
         let d = check(&http_url(), "u", Value::string("ftp://x"));
         assert!(d[0].detail.contains("http:// or https://"), "{d:?}");
+    }
+
+    #[test]
+    fn capacity_words_take_both_spellings() {
+        let v = capacity_word(&["spot", "on_demand", "either"]);
+        for ok in ["on_demand", "on-demand", "spot", "either"] {
+            assert!(check(&v, "capacity", Value::string(ok)).is_empty(), "{ok}");
+        }
+        let d = check(&v, "capacity", Value::string("reserved"));
+        assert_eq!(
+            d[0].detail,
+            "`capacity` is \"reserved\"; valid values are: \"spot\", \"on_demand\", \"either\"."
+        );
+        assert_eq!(canonical_capacity("on-demand"), "on_demand");
     }
 
     #[test]

@@ -46,6 +46,13 @@ enum Command {
     /// and not-offered answers by day and place).
     #[command(subcommand)]
     Report(crate::report_cli::ReportCommand),
+    /// Print a shell completion script: `completions bash > /etc/bash_completion.d/…`,
+    /// `completions zsh > "${fpath[1]}/_terraform-provider-gpu"`, `completions fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Regenerate the registry docs under docs/ from the provider schema.
     Docs {
         /// The repository root (where docs/ and examples/ are).
@@ -73,6 +80,14 @@ pub fn run() -> ExitCode {
         Some(Command::Watch(args)) => gpu_operator::watch::run(&args),
         Some(Command::Report(command)) => crate::report_cli::run(&command),
         Some(Command::Cost(args)) => crate::cost_cli::run(&args),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "terraform-provider-gpu", &mut script);
+            out!("{}", String::from_utf8_lossy(&script));
+            ExitCode::SUCCESS
+        }
         Some(Command::Docs { dir, check }) => match crate::docs::write_or_check(&dir, check) {
             Ok(changed) if check && !changed.is_empty() => {
                 eprintln!("stale docs: {changed:?}; run `make docs`");
@@ -80,7 +95,7 @@ pub fn run() -> ExitCode {
             }
             Ok(changed) => {
                 for p in changed {
-                    println!("wrote {}", p.display());
+                    outln!("wrote {}", p.display());
                 }
                 ExitCode::SUCCESS
             }
@@ -109,9 +124,9 @@ fn serve(debug: bool) -> ExitCode {
     let result = runtime.block_on(async {
         if debug {
             server::serve_debug(crate::provider::new(), crate::PROVIDER_ADDRESS, |s| {
-                println!("Provider serving for debugging. In another shell, run:\n");
-                println!("    export TF_REATTACH_PROVIDERS='{}'\n", s.reattach_json);
-                println!("then run Terraform there. Stop this process with Ctrl-C twice or kill.");
+                outln!("Provider serving for debugging. In another shell, run:\n");
+                outln!("    export TF_REATTACH_PROVIDERS='{}'\n", s.reattach_json);
+                outln!("then run Terraform there. Stop this process with Ctrl-C twice or kill.");
             })
             .await
         } else {

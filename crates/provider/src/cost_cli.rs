@@ -5,7 +5,6 @@
 //! `currency`), so CI steps written for it read ours.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,7 +53,7 @@ pub fn run(args: &CostArgs) -> ExitCode {
     match plan_cost::rows(&text) {
         Ok(rows) => {
             // A closed pipe (`| head`) ends the output quietly.
-            let _ = std::io::stdout().write_all(render(&rows, &args.by, args.format).as_bytes());
+            out!("{}", render(&rows, &args.by, args.format));
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -371,6 +371,52 @@ mod tests {
         }
     }
 
+    /// Every price age the user pages show as an example (`"365d"`, `"52w"`): each must
+    /// leave offers of every big cloud in the embedded catalog today, or the example
+    /// answers nothing (re-vendor the catalog, or change the example).
+    #[test]
+    fn every_price_age_example_returns_offers_on_the_embedded_catalog() {
+        use gpu_core::freshness::{Freshness, MaxPriceAge};
+        use gpu_core::offer::Cloud;
+        let mut examples = std::collections::BTreeSet::new();
+        for (_, text) in user_pages() {
+            for (i, _) in text.match_indices('"') {
+                let rest = &text[i + 1..];
+                let Some(end) = rest.find('"') else { continue };
+                let word = &rest[..end];
+                if word.len() > 1
+                    && word.is_ascii()
+                    && word[..word.len() - 1].bytes().all(|b| b.is_ascii_digit())
+                    && (word.ends_with('d') || word.ends_with('w'))
+                {
+                    examples.insert(word.to_string());
+                }
+            }
+        }
+        assert!(examples.contains("365d"), "{examples:?}");
+        let catalog = gpu_core::catalog::Catalog::embedded();
+        for example in &examples {
+            let age: MaxPriceAge = example.parse().unwrap();
+            let fresh = Freshness::at_most(Some(age));
+            for cloud in [Cloud::Aws, Cloud::Azure, Cloud::Gcp] {
+                let counted = catalog
+                    .offers()
+                    .iter()
+                    .filter(|o| o.cloud == cloud)
+                    .filter(|o| {
+                        [false, true]
+                            .iter()
+                            .any(|&s| o.price(s).is_some() && fresh.allows(o.origin(s)))
+                    })
+                    .count();
+                assert!(
+                    counted > 0,
+                    "max_price_age = \"{example}\" leaves no {cloud} offer in the embedded catalog"
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_attribute_is_documented() {
         for (path, content) in render(&repo()) {

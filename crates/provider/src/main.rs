@@ -1,6 +1,8 @@
 //! `terraform-provider-gpu`: serves the `gpu` provider when Terraform starts it, and is a
 //! small CLI when a person does.
 
+#[macro_use]
+mod stdout;
 mod catalog_cli;
 mod checks;
 mod cli;
@@ -11,6 +13,7 @@ mod cost_cli;
 mod data_sources;
 mod docs;
 mod functions;
+mod json_numbers;
 mod live;
 mod logging;
 mod model_values;

@@ -29,7 +29,8 @@ pub struct OffersArgs {
     /// Clouds to search (aws, azure, gcp, cudo, nebius, hyperbolic), comma separated.
     #[arg(long, value_delimiter = ',')]
     cloud: Vec<String>,
-    /// Region globs, e.g. 'us-*'.
+    /// Region globs, e.g. 'us-*', or the region groups europe, us and asia (every
+    /// region of each cloud there).
     #[arg(long, value_delimiter = ',')]
     region: Vec<String>,
     /// Minimum memory per GPU, GiB.
@@ -38,9 +39,13 @@ pub struct OffersArgs {
     /// Maximum USD per GPU-hour.
     #[arg(long)]
     max_price_per_gpu_hour: Option<f64>,
-    /// Only prices at most this old (`90d`, `12w`); undated prices are left out too.
+    /// Only prices at most this old (`365d`, `52w`); undated prices are left out too.
     #[arg(long)]
     max_price_age: Option<String>,
+    /// Rank prices on the vendored stale list too (AWS P4/P5 prices from before the 2025
+    /// price cut); each is marked STALE with its reason.
+    #[arg(long)]
+    include_stale_prices: bool,
     /// Place a pool instead of listing offers: on-demand nodes always running. Ranks
     /// (cloud, region, instance type) by the pool's expected monthly bill, like the
     /// `gpu_pool_placement` data source (needs one --gpu and a whole --count).
@@ -98,7 +103,7 @@ fn build(args: &OffersArgs) -> Result<OfferQuery, String> {
         .map(str::parse::<MaxPriceAge>)
         .transpose()
         .map_err(|e| format!("--max-price-age: {e}"))?;
-    q.freshness = Freshness::at_most(age);
+    q.freshness = Freshness::at_most(age).including_stale(args.include_stale_prices);
     Ok(q)
 }
 
@@ -164,6 +169,7 @@ fn placement_args(args: &OffersArgs) -> Option<PlacementArgs> {
         },
         regions: args.region.clone(),
         max_price_age: args.max_price_age.clone(),
+        include_stale_prices: args.include_stale_prices,
     })
 }
 
@@ -204,14 +210,14 @@ fn run_placement(args: &OffersArgs, p: &PlacementArgs, catalog: &Catalog) -> Exi
     };
     match args.format {
         Format::Json => match serde_json::to_string_pretty(&records) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         },
         Format::Table => {
-            print!("{}", placement_cli::table(&records));
+            out!("{}", placement_cli::table(&records));
             eprintln!(
                 "{} of {matched} places, by expected monthly bill ({} on-demand + {} spot nodes, 730 h); catalog: {}",
                 records.len(),
@@ -256,13 +262,13 @@ pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
         .collect();
     match args.format {
         Format::Json => match serde_json::to_string_pretty(&records) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         },
-        Format::Table => print!("{}", table(&records)),
+        Format::Table => out!("{}", table(&records)),
     }
     if let Some(empty) = &result.empty {
         eprintln!("no offer matches: {empty}");
@@ -318,8 +324,9 @@ pub fn table(records: &[OfferRecord]) -> String {
                 },
                 format!("${:.4}", r.price_per_gpu_hour),
                 format!("${:.4}", r.price_per_hour),
-                match (&r.as_of, r.price_age_days) {
-                    (Some(d), Some(age)) => format!("{d} ({age}d old)"),
+                match (&r.as_of, r.price_age_days, &r.stale_reason) {
+                    (_, _, Some(_)) => "STALE".into(),
+                    (Some(d), Some(age), None) => format!("{d} ({age}d old)"),
                     _ => "undated".into(),
                 },
             ]
@@ -351,6 +358,16 @@ pub fn table(records: &[OfferRecord]) -> String {
     line(header.to_vec());
     for row in &rows {
         line(row.iter().map(String::as_str).collect());
+    }
+    for r in records {
+        if let Some(why) = &r.stale_reason {
+            out.push_str(&format!(
+                "STALE {} {} {}: {why}\n",
+                r.region,
+                r.instance_type,
+                if r.spot { "spot" } else { "on-demand" }
+            ));
+        }
     }
     out
 }
@@ -390,6 +407,35 @@ mod tests {
             lines[1..]
                 .iter()
                 .all(|l| l[..col].ends_with(|c: char| c.is_ascii_digit()))
+        );
+    }
+
+    #[test]
+    fn stale_prices_are_left_out_unless_asked_for_and_then_say_why() {
+        let rows = |extra: &[&str]| {
+            let mut argv = vec!["t", "--gpu", "H100", "--count", "8", "--on-demand"];
+            argv.extend_from_slice(&["--cloud", "aws", "--region", "us-west-2", "--limit", "50"]);
+            argv.extend_from_slice(extra);
+            let q = build(&T::parse_from(argv).a).unwrap();
+            let r = query::run(Catalog::embedded(), &q).unwrap();
+            r.items
+                .iter()
+                .map(|p| OfferRecord::of(p, 0))
+                .collect::<Vec<_>>()
+        };
+        // p5.48xlarge's us-west-2 on-demand price predates the 2025 cut: not ranked.
+        assert!(rows(&[]).iter().all(|r| r.instance_type != "p5.48xlarge"));
+        let with = rows(&["--include-stale-prices"]);
+        let p5 = with
+            .iter()
+            .find(|r| r.instance_type == "p5.48xlarge")
+            .unwrap();
+        let why = p5.stale_reason.as_deref().unwrap();
+        assert!(why.contains("predates the 2025-06 AWS P4/P5 price reduction"));
+        let t = table(&with);
+        assert!(
+            t.contains("STALE us-west-2 p5.48xlarge on-demand: predates"),
+            "{t}"
         );
     }
 

@@ -23,6 +23,8 @@ pub struct PlacementArgs {
     pub regions: Vec<String>,
     /// `--max-price-age`.
     pub max_price_age: Option<String>,
+    /// `--include-stale-prices`.
+    pub include_stale_prices: bool,
 }
 
 /// The query, or an error naming the flag.
@@ -54,7 +56,7 @@ pub fn build(a: &PlacementArgs) -> Result<PlacementQuery, String> {
         expected_nodes: Some(a.expected.max(a.floor)),
         clouds,
         regions: a.regions.clone(),
-        freshness: Freshness::at_most(age),
+        freshness: Freshness::at_most(age).including_stale(a.include_stale_prices),
         reserved_usd_per_gpu_hour: None,
         prefer: None,
         min_saving_percent: 0.0,
@@ -123,7 +125,7 @@ impl PlaceRecord {
                     nodes: l.nodes,
                     usd_per_node_hour: l.usd_per_node_hour,
                     monthly_usd: l.monthly_usd(),
-                    source: l.origin.source.clone(),
+                    source: l.origin.labelled_source(),
                     as_of: l.origin.as_of.clone(),
                     price_age_days: l.origin.age_days(today),
                     spot_priced_at_on_demand: l.spot_priced_at_on_demand,
@@ -163,6 +165,7 @@ fn line_cell(l: &LineRecord) -> String {
         (k, _) => k,
     };
     let date = match (&l.as_of, l.price_age_days) {
+        _ if l.source.contains("(STALE: ") => "STALE".into(),
         (Some(d), Some(a)) => format!("{d} ({a}d)"),
         _ => "undated".into(),
     };
@@ -229,6 +232,9 @@ mod tests {
             clouds: vec!["aws".into()],
             regions: vec![],
             max_price_age: None,
+            // AWS's 8x H100 spot prices are all on the stale list; these tests are about
+            // the bill, so they count.
+            include_stale_prices: true,
         }
     }
 

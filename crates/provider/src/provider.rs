@@ -93,20 +93,20 @@ impl GpuProvider {
     pub fn instance_settings(&self) -> instance::Settings {
         instance::Settings {
             base: self.commitment_settings(),
-            max_price_age: self.configured().unwrap_or_default().max_price_age(),
+            prices: self.configured().unwrap_or_default().prices(),
         }
     }
 
     /// What node pools need of the provider block.
     pub fn pool_settings(&self) -> node_pool::Settings {
         let c = self.configured().unwrap_or_default();
-        let max_price_age = c.max_price_age();
+        let prices = c.prices();
         let clouds = self.clouds();
         node_pool::Settings {
             default_labels: c.default_labels.unwrap_or_default(),
             max_monthly_usd: c.budget.and_then(|b| b.max_monthly_usd),
             clouds,
-            max_price_age,
+            prices,
         }
     }
 }
@@ -131,8 +131,8 @@ impl instance::resource::InstanceProvider for GpuProvider {
 
 #[async_trait]
 impl data_sources::OfferProvider for GpuProvider {
-    fn max_price_age(&self) -> Option<gpu_core::freshness::MaxPriceAge> {
-        self.configured().and_then(|c| c.max_price_age())
+    fn prices(&self) -> gpu_core::freshness::Freshness {
+        self.configured().unwrap_or_default().prices()
     }
 
     async fn live_catalog(&self, query: &OfferQuery) -> Refreshed {

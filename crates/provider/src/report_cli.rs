@@ -50,7 +50,7 @@ pub fn run(command: &ReportCommand) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    print!("{}", render(command, &events, args.format));
+    out!("{}", render(command, &events, args.format));
     ExitCode::SUCCESS
 }
 

@@ -108,8 +108,10 @@ mod tests {
 
     #[test]
     fn asks_group_aws_by_region_and_gpu_and_chunk_azure_within_its_limits() {
+        // The stale-listed spot prices of p5 count here: this is about grouping.
         let q = OfferQuery {
             capacity: Capacity::Either,
+            freshness: crate::freshness::Freshness::any().including_stale(true),
             ..OfferQuery::default()
         }
         .with_gpu_names(["A100-80GB", "H100"])

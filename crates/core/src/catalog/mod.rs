@@ -6,6 +6,7 @@ mod csv;
 mod embedded;
 #[cfg(feature = "live")]
 pub mod live;
+mod stale;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -15,6 +16,7 @@ use crate::offer::{Cloud, Offer};
 
 pub use self::csv::{COLUMNS, LEGACY_COLUMNS};
 pub use embedded::EMBEDDED_CSV;
+pub use stale::STALE_CSV;
 
 /// What kind of source a catalog was built from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,9 +126,11 @@ impl Catalog {
         &embedded::EMBEDDED
     }
 
-    /// Reads offers from CSV in the embedded snapshot's format (header [`COLUMNS`]).
+    /// Reads offers from CSV in the embedded snapshot's format (header [`COLUMNS`]), and
+    /// flags the prices the vendored stale list names (still from the source it judged).
     pub fn from_csv<R: std::io::Read>(reader: R) -> Result<Self, CatalogError> {
-        let offers = csv::parse(reader)?;
+        let mut offers = csv::parse(reader)?;
+        stale::mark(&mut offers);
         Catalog::new(
             offers,
             CatalogOrigin {

@@ -131,6 +131,22 @@ mod tests {
     }
 
     #[test]
+    fn the_google_rates_are_the_2026_07_30_prices_and_cover_g4() {
+        let rows = embedded();
+        assert_eq!(rows.len(), 724);
+        assert!(
+            rows.iter()
+                .all(|r| r.as_of.as_deref() == Some("2026-07-30"))
+        );
+        let a3 = lookup(Cloud::Gcp, "us-central1", "a3-highgpu-8g", "1y", "monthly").unwrap();
+        assert_eq!(a3.usd_per_hour, Some(61.383672));
+        assert!(a3.source.contains("pricing.yml@fd66b26"), "{}", a3.source);
+        assert!(lookup(Cloud::Gcp, "us-central1", "g4-standard-48", "3y", "monthly").is_some());
+        // A2 Ultra has no published commitment price: no row, never an estimate.
+        assert!(lookup(Cloud::Gcp, "us-central1", "a2-ultragpu-8g", "1y", "monthly").is_none());
+    }
+
+    #[test]
     fn a_discount_needs_the_on_demand_price() {
         let text = "cloud,region,instance_type,term,billing,usd_per_hour,discount_vs_on_demand,source,as_of\n\
                     gcp,us-central1,a3-highgpu-8g,1y,monthly,,0.37,test,2026-01-01\n";

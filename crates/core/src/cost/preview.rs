@@ -70,7 +70,7 @@ impl From<&CostPreview> for PriorCost {
 pub enum CostError {
     /// The pool needs capacity the catalog has no price for.
     #[error(
-        "cannot price pool `{pool}`: the catalog has no {capacity} price for {} in {region}",
+        "cannot price pool `{pool}`: the catalog has no {capacity} price for {} in {region} that counts (the provider's `max_price_age` leaves out older and undated prices; prices on the stale list count only with `include_stale_prices = true`)",
         .instance_types.join(", ")
     )]
     Unpriced {
@@ -325,6 +325,9 @@ impl CostPreview {
                     undated = true;
                     part.push_str(" UNDATED");
                 }
+            }
+            if let Some(why) = &origin.stale {
+                part.push_str(&format!(" STALE ({why})"));
             }
             if what == "spot"
                 && p.spot_price

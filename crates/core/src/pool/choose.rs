@@ -122,7 +122,8 @@ pub fn choose(catalog: &Catalog, q: &TypeQuery<'_>, limit: usize) -> Vec<ChosenT
 }
 
 /// Prices the instance types a user pinned, in their order, with the prices `fresh`
-/// allows; a type the catalog does not have in `region` comes back with no prices.
+/// allows (the same rules as a choice, so that plan and apply price alike); a type the
+/// catalog does not have in `region` comes back with no prices.
 pub fn price_types(
     catalog: &Catalog,
     cloud: Cloud,

@@ -376,7 +376,9 @@ pub fn place_with(
         clouds.contains(&o.cloud)
             && o.gpu.name == q.gpu.name
             && o.gpu_count == Some(f64::from(q.gpu_count))
-            && (globs.is_empty() || globs.iter().any(|g| g.matches_with(&o.region, GLOB)))
+            && (globs.is_empty()
+                || globs.iter().any(|g| g.matches_with(&o.region, GLOB))
+                || crate::region_group::in_any_group(&q.regions, o.cloud, &o.region))
     };
     // (place) → (cheapest usable on-demand, cheapest usable spot), first row on ties.
     let mut places: BTreeMap<Place, (Option<Priced>, Option<Priced>)> = BTreeMap::new();
@@ -745,6 +747,7 @@ aws,us-east-1,,p5.4xlarge,H100,1,80,16,256,6.88,,row,od-1,2026-07-20,,
         q.freshness = Freshness {
             max_age: Some(MaxPriceAge { days: 3650 }),
             today: crate::time::days_of_date("2026-12-03").unwrap(),
+            include_stale: false,
         };
         let p = place(&catalog(), &q).unwrap();
         // ap-south-1's on-demand price is undated: it cannot price the floor.

@@ -377,6 +377,7 @@ fn max_price_age_leaves_old_and_undated_prices_out_of_the_choice() {
     let at = |days: u32, today: &str| Freshness {
         max_age: Some(MaxPriceAge { days }),
         today: crate::time::days_of_date(today).unwrap(),
+        include_stale: false,
     };
     let t = super::instance_types(&s, &catalog(), 3, &at(10, "2026-07-30"));
     assert_eq!(t[0].spot.as_ref().unwrap().usd_per_hour, 25.0);

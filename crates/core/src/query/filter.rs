@@ -47,8 +47,10 @@ pub enum Filter {
     Capacity(Capacity),
     /// `max_price_per_gpu_hour = n`.
     MaxPricePerGpuHour(f64),
-    /// `max_price_age = 90d`: the item's price is dated and no older.
+    /// `max_price_age = 365d`: the item's price is dated and no older.
     MaxPriceAge(Freshness),
+    /// `include_stale_prices = false`: the item's price is not on the stale list.
+    NotStale,
 }
 
 impl Filter {
@@ -67,6 +69,7 @@ impl Filter {
             Filter::Capacity(_) => "capacity",
             Filter::MaxPricePerGpuHour(_) => "max_price_per_gpu_hour",
             Filter::MaxPriceAge(_) => "max_price_age",
+            Filter::NotStale => "include_stale_prices",
         }
     }
 
@@ -74,7 +77,10 @@ impl Filter {
     pub fn on_items(&self) -> bool {
         matches!(
             self,
-            Filter::Capacity(_) | Filter::MaxPricePerGpuHour(_) | Filter::MaxPriceAge(_)
+            Filter::Capacity(_)
+                | Filter::MaxPricePerGpuHour(_)
+                | Filter::MaxPriceAge(_)
+                | Filter::NotStale
         )
     }
 }
@@ -106,6 +112,7 @@ impl fmt::Display for Filter {
                 Some(age) => write!(f, "{field} = {age}"),
                 None => write!(f, "{field} unset"),
             },
+            Filter::NotStale => write!(f, "{field} = false"),
         }
     }
 }
@@ -163,6 +170,9 @@ impl Matcher {
         if q.freshness.max_age.is_some() {
             steps.push((Filter::MaxPriceAge(q.freshness), vec![]));
         }
+        if !q.freshness.include_stale {
+            steps.push((Filter::NotStale, vec![]));
+        }
         Ok(Matcher {
             steps,
             capacity: q.capacity,
@@ -194,12 +204,18 @@ impl Matcher {
             },
             Filter::MinVram(min) => at_least(offer.vram_per_gpu_gib(), *min),
             Filter::Clouds(c) => c.contains(&offer.cloud),
-            Filter::Regions(_) => any(&offer.region),
+            Filter::Regions(words) => {
+                any(&offer.region)
+                    || crate::region_group::in_any_group(words, offer.cloud, &offer.region)
+            }
             Filter::Zones(_) => offer.zone.as_deref().is_some_and(any),
             Filter::ExcludeInstanceTypes(_) => !any(&offer.instance_type),
             Filter::MinVcpus(min) => at_least(offer.vcpus, *min),
             Filter::MinMemory(min) => at_least(offer.memory_gib, *min),
-            Filter::Capacity(_) | Filter::MaxPricePerGpuHour(_) | Filter::MaxPriceAge(_) => true,
+            Filter::Capacity(_)
+            | Filter::MaxPricePerGpuHour(_)
+            | Filter::MaxPriceAge(_)
+            | Filter::NotStale => true,
         }
     }
 
@@ -208,7 +224,12 @@ impl Matcher {
         match &self.steps[i].0 {
             Filter::Capacity(c) => c.allows(item.spot),
             Filter::MaxPricePerGpuHour(max) => item.price_per_gpu_hour <= *max,
-            Filter::MaxPriceAge(fresh) => fresh.allows(item.offer.origin(item.spot)),
+            // The age alone: the stale list is the next step's, so that an empty answer
+            // names the filter that emptied it.
+            Filter::MaxPriceAge(fresh) => fresh
+                .including_stale(true)
+                .allows(item.offer.origin(item.spot)),
+            Filter::NotStale => item.offer.origin(item.spot).stale.is_none(),
             _ => self.offer_passes(i, item.offer),
         }
     }

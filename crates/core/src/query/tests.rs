@@ -761,6 +761,8 @@ fn run_agrees_with_plain_loops() {
                 "od" => Capacity::OnDemand,
                 _ => Capacity::Either,
             },
+            // The plain loops read every price; the stale list has its own tests.
+            freshness: crate::freshness::Freshness::any().including_stale(true),
             ..gpus(&[gpu_name])
         };
         let r = run_ok(embedded(), &query);

@@ -34,6 +34,8 @@ pub struct Watcher {
     schedule: StartSchedule,
     stops: BTreeMap<(String, String), Stop>,
     left_alone: BTreeMap<(String, String), ()>,
+    /// Whether a pass has listed the cloud's VMs at least once.
+    read_once: bool,
 }
 
 impl Watcher {
@@ -43,6 +45,12 @@ impl Watcher {
             schedule,
             ..Watcher::default()
         }
+    }
+
+    /// Whether any pass has read the cloud's VMs: a target never read is one the
+    /// credentials or the place cannot reach.
+    pub fn has_read(&self) -> bool {
+        self.read_once
     }
 
     /// VMs currently stopped by a reclaim that the watcher still tries to start.
@@ -59,6 +67,7 @@ impl Watcher {
         now: i64,
     ) -> Result<Vec<Event>, crate::seam::CloudError> {
         let vms = cloud.list_managed().await?;
+        self.read_once = true;
         let name = cloud.cloud().as_str();
         let mut events = Vec::new();
         for vm in &vms {

@@ -7,6 +7,23 @@ use std::time::Duration;
 
 use super::node_groups::{HealthIssue, NodeGroupStatus};
 
+/// An error and its causes as one line of their messages (`dispatch failure: io error:
+/// … Connection refused (os error 111)`), each said once: never the SDK's debug dump,
+/// which `DisplayErrorContext` appends.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        let text = e.to_string();
+        // A wrapper often repeats its cause's message: keep what is new.
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
+}
+
 /// What went wrong in a cloud call, in terms a caller can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CloudError {
@@ -110,6 +127,23 @@ pub fn failed_group_text(what: &str, status: &NodeGroupStatus, issues: &[HealthI
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("dispatch failure")]
+    struct Outer(#[source] Middle);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("io error: {0}")]
+    struct Middle(#[source] std::io::Error);
+
+    #[test]
+    fn an_error_chain_is_its_messages_once_and_never_a_debug_dump() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let text = error_chain(&Outer(Middle(io)));
+        // The middle message already holds the io error's: it is not said twice.
+        assert_eq!(text, "dispatch failure: io error: refused");
+        assert!(!text.contains("Outer") && !text.contains('{'), "{text}");
+    }
 
     #[test]
     fn retryable_only_throttled_and_transient() {

@@ -7,7 +7,7 @@ pub mod azure;
 pub mod gcp;
 
 use crate::checks;
-use gpu_core::freshness::MaxPriceAge;
+use gpu_core::freshness::{Freshness, MaxPriceAge};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use tfplugin::schema::{Attribute, Block, Nesting, Presence, Schema};
@@ -44,8 +44,12 @@ pub fn schema() -> Schema {
         )
         .attribute(
             Attribute::optional("max_price_age", Type::String)
-                .describe("How old a catalog price may be to count, such as `\"90d\"` or `\"12w\"`: older prices, and undated ones, are left out when offers are ranked (`gpu_spot_offer`, `gpu_offers`, `gpu_pool_placement`, and the instance types a `gpu_node_pool` chooses). Each data source's own `max_price_age` overrides it. Default: every price counts, and answers show each price's date and age.")
+                .describe("How old a catalog price may be to count, such as `\"365d\"` or `\"52w\"`: older prices, and undated ones, are left out when offers are ranked (`gpu_spot_offer`, `gpu_offers`, `gpu_pool_placement`, and the instance types a `gpu_node_pool` chooses). Each data source's own `max_price_age` overrides it. Default: every price counts, and answers show each price's date and age.")
                 .validate(checks::price_age()),
+        )
+        .attribute(
+            Attribute::optional("include_stale_prices", Type::Bool)
+                .describe("Whether catalog prices on the vendored stale list (AWS P4/P5 prices from before the 2025 price cut, see the catalog's `stale_prices.csv`) count when offers are ranked. Default `false`: they are left out, and every answer that shows one says why it is stale. Each data source's own `include_stale_prices` overrides it."),
         )
         .attribute(
             Attribute::nested(
@@ -80,6 +84,8 @@ pub struct ProviderConfig {
     pub budget: Option<Budget>,
     /// The oldest a price may be to count in rankings (`90d`).
     pub max_price_age: Option<String>,
+    /// Whether prices on the stale list count in rankings.
+    pub include_stale_prices: Option<bool>,
     /// Whether `gpu_commitment` may buy.
     pub allow_commitment_purchase: Option<bool>,
     /// Where capacity events are appended.
@@ -90,6 +96,12 @@ impl ProviderConfig {
     /// `max_price_age`, parsed (validation has refused a bad one).
     pub fn max_price_age(&self) -> Option<MaxPriceAge> {
         self.max_price_age.as_deref().and_then(|s| s.parse().ok())
+    }
+
+    /// Which catalog prices count in rankings: `max_price_age` and `include_stale_prices`.
+    pub fn prices(&self) -> Freshness {
+        Freshness::at_most(self.max_price_age())
+            .including_stale(self.include_stale_prices.unwrap_or(false))
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::checks;
 use gpu_core::catalog::Catalog;
 use gpu_core::commitment::{self, Commitment, Sizing, SizingInput};
-use gpu_core::freshness::{Freshness, MaxPriceAge};
+use gpu_core::freshness::Freshness;
 use gpu_core::offer::Cloud;
 use gpu_core::query::{self, Capacity, GpuCount, OfferQuery};
 use serde::Deserialize;
@@ -55,7 +55,7 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("region", Type::String).describe("Region of the catalog prices, e.g. `us-east-1`."))
             .attribute(Attribute::optional("gpu", Type::String).describe("GPU model of the catalog prices, e.g. `H100` (any alias).").validate(gpu()))
             .attribute(Attribute::optional("gpu_count", Type::Number).describe("Only instance types with this many GPUs count for the catalog prices (default any).").validate(checks::non_negative()))
-            .attribute(Attribute::optional("burst_capacity", Type::String).describe("What runs above the commitment when `burst_usd_per_gpu_hour` is looked up (default `on_demand`).").validate(checks::one_of(BURST_CAPACITIES)))
+            .attribute(Attribute::optional("burst_capacity", Type::String).describe("What runs above the commitment when `burst_usd_per_gpu_hour` is looked up (default `on_demand`).").validate(checks::capacity_word(BURST_CAPACITIES)))
             .attribute(Attribute::optional("floor_percentile", Type::Number).describe("The floor is this percentile of hourly demand, rounded down to whole GPUs: 0 (default) is the minimum, the GPUs in use every hour.").validate(percentile()))
             .attribute(Attribute::computed("hours", Type::Number).describe("Hours in the history."))
             .attribute(Attribute::computed("demand_gpu_hours", Type::Number).describe("GPU-hours of demand in the history."))
@@ -270,11 +270,7 @@ fn commit_rate(args: &Args, catalog: &Catalog) -> Option<Looked> {
 }
 
 /// Computes the data source's result.
-pub fn read(
-    config: &Value,
-    catalog: &Catalog,
-    default_age: Option<MaxPriceAge>,
-) -> ReadDataSourceResponse {
+pub fn read(config: &Value, catalog: &Catalog, prices: Freshness) -> ReadDataSourceResponse {
     let diagnostics = super::all_checks(schema(), config, validate);
     if diagnostics.has_errors() {
         return diagnostics.into();
@@ -299,7 +295,7 @@ pub fn read(
         }
         _ => Vec::new(),
     };
-    let fresh = Freshness::at_most(default_age);
+    let fresh = prices;
     let given = |t: &Tf<f64>| t.known().copied();
     let mut sources = Vec::new();
     let mut price = |t: &Tf<f64>, spot: bool| {
@@ -311,7 +307,10 @@ pub fn read(
     };
     let on_demand = price(&args.on_demand_usd_per_gpu_hour, false);
     let spot = price(&args.spot_usd_per_gpu_hour, true);
-    let burst_spot = args.burst_capacity.known().map(String::as_str) == Some("spot");
+    let burst_spot = args
+        .burst_capacity
+        .known()
+        .is_some_and(|c| checks::canonical_capacity(c) == "spot");
     let burst = given(&args.burst_usd_per_gpu_hour).or(if burst_spot { spot } else { on_demand });
     let Some(burst) = burst else {
         return fail(
@@ -483,7 +482,7 @@ mod tests {
             ("commit_usd_per_gpu_hour", Value::number(1.0)),
             ("burst_usd_per_gpu_hour", Value::number(2.0)),
         ]);
-        let r = read(&c, Catalog::embedded(), None);
+        let r = read(&c, Catalog::embedded(), Freshness::any());
         assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
         let s = &r.state;
         let n = |v: &Value, k: &str| v.get_attr(k).and_then(Value::as_number).map(|n| n.as_f64());
@@ -520,7 +519,7 @@ mod tests {
         let mut three = base.clone();
         three.push(("term", Value::string("3y")));
         let rate = |c| {
-            let r = read(&config(c), Catalog::embedded(), None);
+            let r = read(&config(c), Catalog::embedded(), Freshness::any());
             assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
             let src = r
                 .state
@@ -567,7 +566,7 @@ mod tests {
             ("gpu", Value::string("h100")),
             ("gpu_count", Value::number(8.0)),
         ]);
-        let r = read(&c, Catalog::embedded(), None);
+        let r = read(&c, Catalog::embedded(), Freshness::any());
         assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
         let s = &r.state;
         let od = s
@@ -593,7 +592,7 @@ mod tests {
     #[test]
     fn bad_input_names_the_attribute() {
         let errs = |c: &Value| -> Vec<String> {
-            let r = read(c, Catalog::embedded(), None);
+            let r = read(c, Catalog::embedded(), Freshness::any());
             r.diagnostics
                 .0
                 .iter()

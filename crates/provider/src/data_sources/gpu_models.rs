@@ -108,12 +108,15 @@ pub fn read(config: &Value) -> ReadDataSourceResponse {
 
 /// Prints the models as an aligned table (the `models` CLI command).
 pub fn print_table(min_memory_gib: Option<f64>) {
-    println!(
+    outln!(
         "{:<14} {:<7} {:>10}  {:<14}",
-        "MODEL", "VENDOR", "MEMORY", "ARCHITECTURE"
+        "MODEL",
+        "VENDOR",
+        "MEMORY",
+        "ARCHITECTURE"
     );
     for m in matching(min_memory_gib, None) {
-        println!(
+        outln!(
             "{:<14} {:<7} {:>6} GiB  {:<14}",
             m.name,
             m.vendor.as_str(),

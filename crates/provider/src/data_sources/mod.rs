@@ -15,7 +15,7 @@ use crate::live::Refreshed;
 use async_trait::async_trait;
 use gpu_core::availability::{Asks, Scores};
 use gpu_core::catalog::Catalog;
-use gpu_core::freshness::MaxPriceAge;
+use gpu_core::freshness::Freshness;
 use gpu_core::query::OfferQuery;
 use std::sync::Arc;
 use tfplugin::provider::ReadDataSourceResponse;
@@ -49,31 +49,31 @@ pub fn all_checks(schema: Schema, config: &Value, own: fn(&Value) -> Diagnostics
     d
 }
 
-/// What an offer data source answers from: the catalog, the provider's `max_price_age`,
+/// What an offer data source answers from: the catalog, the provider's price rules,
 /// and the availability read (with `live = true`).
 #[derive(Debug, Clone, Copy)]
 pub struct Answering<'a> {
     /// The embedded catalog, or the one with live prices.
     pub catalog: &'a Catalog,
-    /// The provider's `max_price_age`.
-    pub default_age: Option<MaxPriceAge>,
+    /// The provider's `max_price_age` and `include_stale_prices`.
+    pub prices: Freshness,
     /// The clouds' and the record's scores, when read.
     pub scores: Option<&'a Scores>,
 }
 
 impl<'a> Answering<'a> {
     /// An answer from `catalog` without availability.
-    pub fn from(catalog: &'a Catalog, default_age: Option<MaxPriceAge>) -> Self {
+    pub fn from(catalog: &'a Catalog, prices: Freshness) -> Self {
         Answering {
             catalog,
-            default_age,
+            prices,
             scores: None,
         }
     }
 
-    /// The catalog, the provider's `max_price_age` and the scores.
-    pub fn parts(self) -> (&'a Catalog, Option<MaxPriceAge>, Option<&'a Scores>) {
-        (self.catalog, self.default_age, self.scores)
+    /// The catalog, the provider's price rules and the scores.
+    pub fn parts(self) -> (&'a Catalog, Freshness, Option<&'a Scores>) {
+        (self.catalog, self.prices, self.scores)
     }
 }
 
@@ -97,8 +97,8 @@ pub struct OfferSource {
 /// and live prices.
 #[async_trait]
 pub trait OfferProvider: Send + Sync + std::fmt::Debug {
-    /// The provider's `max_price_age`.
-    fn max_price_age(&self) -> Option<MaxPriceAge>;
+    /// The provider's `max_price_age` and `include_stale_prices`.
+    fn prices(&self) -> Freshness;
     /// The catalog with live prices for `query`, and the warnings of sources that did not
     /// answer.
     async fn live_catalog(&self, query: &OfferQuery) -> Refreshed;
@@ -110,7 +110,7 @@ pub trait OfferProvider: Send + Sync + std::fmt::Debug {
 
 /// The live scope of the offer queries: their own filters.
 fn query_scope(config: &Value) -> Option<OfferQuery> {
-    offer_query::build(config, gpu_core::query::Capacity::Either, None).ok()
+    offer_query::build(config, gpu_core::query::Capacity::Either, Freshness::any()).ok()
 }
 
 impl OfferSource {
@@ -147,7 +147,7 @@ impl OfferSource {
             type_name: commitment_sizing::TYPE_NAME,
             schema: commitment_sizing::schema,
             validate: commitment_sizing::validate,
-            read: |config, a| commitment_sizing::read(config, a.catalog, a.default_age),
+            read: |config, a| commitment_sizing::read(config, a.catalog, a.prices),
             live_scope: |_| None,
             scored: false,
             provider,
@@ -184,8 +184,8 @@ impl DataSource for OfferSource {
 
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let config = request.config();
-        let default_age = self.provider.max_price_age();
-        let offline = Answering::from(Catalog::embedded(), default_age);
+        let prices = self.provider.prices();
+        let offline = Answering::from(Catalog::embedded(), prices);
         if offer_query::Filters::of(config).live.known() != Some(&true) {
             let mut response = (self.read)(config, offline);
             if self.scored && !response.diagnostics.has_errors() {
@@ -216,7 +216,7 @@ impl DataSource for OfferSource {
         };
         let answering = Answering {
             catalog: &refreshed.catalog,
-            default_age,
+            prices,
             scores: scores.as_ref(),
         };
         let mut response = (self.read)(config, answering);

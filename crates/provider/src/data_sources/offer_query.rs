@@ -4,7 +4,7 @@
 
 use crate::checks;
 use gpu_core::availability::Scores;
-use gpu_core::freshness::{Freshness, MaxPriceAge};
+use gpu_core::freshness::Freshness;
 use gpu_core::offer::{Cloud, OfferKey};
 use gpu_core::query::{
     Capacity, EmptyResult, Filter, GpuCount, OfferQuery, PricedOffer, QueryError,
@@ -27,16 +27,17 @@ pub fn filter_attributes() -> Vec<Attribute> {
         Attribute::optional("min_gpu_count", Type::Number).describe("At least this many GPUs per instance.").validate(checks::positive()),
         Attribute::optional("min_gpu_memory_gib", Type::Number).describe("At least this much memory per GPU, in GiB.").validate(checks::non_negative()),
         Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to search. Default: all.").validate(checks::one_of(&cloud_words()).each()),
-        Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\", \"europe-west4\"]`. Default: all.").validate(glob("regions").each()),
+        Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\", \"europe-west4\"]`, or the region groups `europe`, `us` and `asia`, which stand for every region of each cloud there (Azure's by name; `asia` is India to Japan, without Australia). Default: all.").validate(glob("regions").each()),
         Attribute::optional("zones", Type::list(Type::String)).describe("Zone globs. Offers without a zone only match when this is unset.").validate(glob("zones").each()),
-        Attribute::optional("capacity", Type::String).describe("Spot capacity, on-demand, or either.").validate(checks::one_of(CAPACITIES)),
+        Attribute::optional("capacity", Type::String).describe("Spot capacity, on-demand, or either.").validate(checks::capacity_word(CAPACITIES)),
         Attribute::optional("max_price_per_gpu_hour", Type::Number).describe("Only offers at or below this price per GPU-hour, in USD.").validate(checks::non_negative()),
         Attribute::optional("min_vcpus", Type::Number).describe("At least this many vCPUs per instance.").validate(checks::non_negative()),
         Attribute::optional("min_memory_gib", Type::Number).describe("At least this much instance memory, in GiB.").validate(checks::non_negative()),
         Attribute::optional("exclude_instance_types", Type::list(Type::String)).describe("Instance type globs to leave out, e.g. `[\"g4dn.*\"]`.").validate(glob("exclude_instance_types").each()),
         Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs before answering: Azure Retail Prices (public), Google Cloud Billing Catalog (API key in `GOOGLE_CLOUD_BILLING_API_KEY`), AWS bulk price list (public; one large file per region, so set `regions`) and AWS spot price history (the usual AWS credentials). Answers are cached on disk for 6 hours. A source that fails or is skipped leaves the embedded snapshot's prices, with a warning. Default false: offline, embedded snapshot only."),
         Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent per GPU-hour, needed to move away from the current choice. Default 0.").validate(checks::non_negative()),
-        Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price (each answer says how old its price is).").validate(checks::price_age()),
+        Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"365d\"` or `\"52w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price (each answer says how old its price is).").validate(checks::price_age()),
+        Attribute::optional("include_stale_prices", Type::Bool).describe("Rank prices on the vendored stale list too (AWS P4/P5 prices from before the 2025 price cut); each such offer's `stale_reason` says why. Default: the provider's `include_stale_prices`, else `false` (left out)."),
     ]
     .into_iter()
     .chain(super::availability_args::input_attributes())
@@ -115,6 +116,11 @@ pub fn offer_attributes() -> Vec<(&'static str, Type, &'static str)> {
             Type::Number,
             "Whole days from `as_of` to today (UTC); null when the price is undated.",
         ),
+        (
+            "stale_reason",
+            Type::String,
+            "Why this price is on the vendored stale list (null when it is not): such a price is ranked only with `include_stale_prices = true`.",
+        ),
     ]
     .into_iter()
     .chain(super::availability_args::output_fields())
@@ -140,12 +146,16 @@ pub struct OfferRecord {
     /// GPU model.
     pub gpu: String,
     /// GPUs per instance.
+    #[serde(serialize_with = "crate::json_numbers::whole")]
     pub gpu_count: f64,
     /// Memory per GPU.
+    #[serde(serialize_with = "crate::json_numbers::whole_opt")]
     pub gpu_memory_gib: Option<f64>,
     /// vCPUs.
+    #[serde(serialize_with = "crate::json_numbers::whole_opt")]
     pub vcpus: Option<f64>,
     /// Instance memory.
+    #[serde(serialize_with = "crate::json_numbers::whole_opt")]
     pub memory_gib: Option<f64>,
     /// Spot or on-demand.
     pub spot: bool,
@@ -159,6 +169,8 @@ pub struct OfferRecord {
     pub as_of: Option<String>,
     /// Days since `as_of`.
     pub price_age_days: Option<i64>,
+    /// Why the price is on the stale list, if it is.
+    pub stale_reason: Option<String>,
     /// How likely the place is to give the capacity, 0 to 1 (read with `live`).
     pub availability: Option<f64>,
     /// Where `availability` comes from.
@@ -188,6 +200,7 @@ impl OfferRecord {
             source: origin.source.clone(),
             as_of: origin.as_of.clone(),
             price_age_days: origin.age_days(today),
+            stale_reason: origin.stale.clone(),
             availability: None,
             availability_source: None,
             availability_as_of: None,
@@ -244,6 +257,8 @@ pub struct Filters {
     pub min_saving_percent: Tf<f64>,
     /// `max_price_age`.
     pub max_price_age: Tf<String>,
+    /// `include_stale_prices`.
+    pub include_stale_prices: Tf<bool>,
     /// `live`.
     pub live: Tf<bool>,
     /// The `prefer` block.
@@ -343,12 +358,13 @@ fn prefer_cloud() -> Validator {
 }
 
 /// Builds the core query from a wholly known configuration, with `default_capacity` for an
-/// unset `capacity` and `default_age` (the provider's) for an unset `max_price_age`.
+/// unset `capacity`, and `prices` (the provider's) for an unset `max_price_age` or
+/// `include_stale_prices`.
 /// Errors name the attribute.
 pub fn build(
     config: &Value,
     default_capacity: Capacity,
-    default_age: Option<MaxPriceAge>,
+    prices: Freshness,
 ) -> Result<OfferQuery, Diagnostics> {
     let mut d = filter_block().check(config);
     d.extend(validate(config));
@@ -376,7 +392,8 @@ pub fn build(
         .collect();
     query.regions = crate::model_values::strings(&f.regions).unwrap_or_default();
     query.zones = crate::model_values::strings(&f.zones).unwrap_or_default();
-    query.capacity = match f.capacity.known().map(String::as_str) {
+    let capacity = f.capacity.known().map(|c| checks::canonical_capacity(c));
+    query.capacity = match capacity.as_deref() {
         Some("spot") => Capacity::Spot,
         Some("on_demand") => Capacity::OnDemand,
         Some(_) => Capacity::Either,
@@ -389,7 +406,7 @@ pub fn build(
         crate::model_values::strings(&f.exclude_instance_types).unwrap_or_default();
     query.min_saving_percent = f.min_saving_percent.known().copied().unwrap_or(0.0);
     let age = f.max_price_age.known().and_then(|s| s.parse().ok());
-    query.freshness = Freshness::at_most(age.or(default_age));
+    query.freshness = prices.overridden(age, f.include_stale_prices.known().copied());
     query.prefer_available = super::availability_args::threshold(config);
     if let Some(p) = f.prefer.known()
         && let Some(cloud) = p.cloud.known().and_then(|c| c.parse().ok())

@@ -56,7 +56,7 @@ pub fn validate(config: &Value) -> Diagnostics {
 /// Ranks the offers of `answering` (its catalog, the provider's `max_price_age`, and
 /// availability when read).
 pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse {
-    let (catalog, default_age, scores) = answering.parts();
+    let (catalog, prices, scores) = answering.parts();
     let fail = |diagnostics| ReadDataSourceResponse {
         state: Value::Null,
         diagnostics,
@@ -65,7 +65,7 @@ pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse 
     if d.has_errors() {
         return fail(d);
     }
-    let mut q = match offer_query::build(config, Capacity::Either, default_age) {
+    let mut q = match offer_query::build(config, Capacity::Either, prices) {
         Ok(q) => q,
         Err(d) => return fail(d),
     };

@@ -3,7 +3,7 @@
 
 use super::{Answering, availability_args};
 use crate::checks;
-use gpu_core::freshness::{Freshness, MaxPriceAge};
+use gpu_core::freshness::Freshness;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::placement::{
     self, BillLine, Candidate, Place, Placement, PlacementError, PlacementQuery,
@@ -62,8 +62,9 @@ pub fn schema() -> Schema {
             .attribute(Attribute::optional("on_demand_min", Type::Number).describe("On-demand nodes always running: the floor (default 0, at most `max_nodes`), as `capacity.on_demand_min` of `gpu_node_pool`.").validate(checks::whole_at_least(0.0)))
             .attribute(Attribute::optional("expected_nodes", Type::Number).describe("Nodes running on average, from `min_nodes` to `max_nodes` (default `min_nodes`). Those above the floor are priced as spot.").validate(checks::whole_at_least(0.0)))
             .attribute(Attribute::optional("clouds", Type::list(Type::String)).describe("Clouds to consider (the clouds with managed Kubernetes node pools). Default: all three.").validate(pool_cloud().each()))
-            .attribute(Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\"]`. Default: all."))
-            .attribute(Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"90d\"` or `\"12w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price.").validate(checks::price_age()))
+            .attribute(Attribute::optional("regions", Type::list(Type::String)).describe("Region globs, e.g. `[\"us-*\"]`, or the region groups `europe`, `us` and `asia` (every region of each cloud there). Default: all."))
+            .attribute(Attribute::optional("max_price_age", Type::String).describe("Only prices at most this old, such as `\"365d\"` or `\"52w\"`; undated prices are left out too. Default: the provider's `max_price_age`, else every price.").validate(checks::price_age()))
+            .attribute(Attribute::optional("include_stale_prices", Type::Bool).describe("Rank prices on the vendored stale list too (AWS P4/P5 prices from before the 2025 price cut); a bill line priced with one says `STALE` and why in its `source`. Default: the provider's `include_stale_prices`, else `false` (left out)."))
             .attribute(Attribute::optional("reserved_usd_per_gpu_hour", Type::Number).describe("The floor runs on a commitment at this price per GPU-hour (USD) instead of on-demand: its line is `reserved`.").validate(checks::non_negative()))
             .attribute(Attribute::optional("min_saving_percent", Type::Number).describe("With `prefer`: the saving, in percent of the current place's monthly bill, needed to move away from it. Default 0.").validate(checks::non_negative()))
             .attribute(Attribute::optional("live", Type::Bool).describe("Refresh prices from the clouds' price APIs first, as in `gpu_spot_offer`, and read each place's availability. Default false."))
@@ -104,6 +105,8 @@ struct Args {
     clouds: Tf<Vec<Tf<String>>>,
     regions: Tf<Vec<Tf<String>>>,
     max_price_age: Tf<String>,
+    /// `include_stale_prices`.
+    include_stale_prices: Tf<bool>,
     reserved_usd_per_gpu_hour: Tf<f64>,
     min_saving_percent: Tf<f64>,
     prefer: Tf<PreferArgs>,
@@ -132,7 +135,7 @@ pub fn validate(config: &Value) -> Diagnostics {
         return d;
     }
     // Relations between known numbers, by the core's rules.
-    if let Some(q) = query(config, None) {
+    if let Some(q) = query(config, Freshness::any()) {
         for e in q.check() {
             d.attr_error(
                 AttributePath::attr(e.field),
@@ -169,7 +172,7 @@ fn pool_cloud() -> Validator {
 }
 
 /// The core query, when every argument it needs is known and valid.
-fn query(config: &Value, default_age: Option<MaxPriceAge>) -> Option<PlacementQuery> {
+fn query(config: &Value, prices: Freshness) -> Option<PlacementQuery> {
     let args = Args::of(config);
     let whole = |n: &Tf<f64>| n.known().map(|x| *x as u32);
     let age = args.max_price_age.known().and_then(|s| s.parse().ok());
@@ -193,7 +196,7 @@ fn query(config: &Value, default_age: Option<MaxPriceAge>) -> Option<PlacementQu
             .filter_map(|c| c.parse::<Cloud>().ok())
             .collect(),
         regions: crate::model_values::strings(&args.regions).unwrap_or_default(),
-        freshness: Freshness::at_most(age.or(default_age)),
+        freshness: prices.overridden(age, args.include_stale_prices.known().copied()),
         reserved_usd_per_gpu_hour: args.reserved_usd_per_gpu_hour.known().copied(),
         prefer,
         min_saving_percent: args.min_saving_percent.known().copied().unwrap_or(0.0),
@@ -203,7 +206,7 @@ fn query(config: &Value, default_age: Option<MaxPriceAge>) -> Option<PlacementQu
 
 /// The offer query whose clouds and regions a live refresh must cover.
 pub fn live_scope(config: &Value) -> Option<OfferQuery> {
-    let q = query(config, None)?;
+    let q = query(config, Freshness::any())?;
     let mut o = OfferQuery {
         gpus: vec![q.gpu],
         gpu_count: Some(GpuCount::Exact(f64::from(q.gpu_count))),
@@ -222,12 +225,12 @@ pub fn live_scope(config: &Value) -> Option<OfferQuery> {
 /// Places the pool with `answering` (its catalog, the provider's `max_price_age`, and
 /// availability when read).
 pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse {
-    let (catalog, default_age, scores) = answering.parts();
+    let (catalog, prices, scores) = answering.parts();
     let d = super::all_checks(schema(), config, validate);
     if d.has_errors() {
         return d.into();
     }
-    let Some(q) = query(config, default_age) else {
+    let Some(q) = query(config, prices) else {
         return Diagnostics::from(Diagnostic::error(
             "Cannot place the pool",
             "`gpu`, `gpu_count`, `min_nodes` and `max_nodes` must be known to place a pool.",
@@ -301,7 +304,7 @@ fn line_value(l: &BillLine, today: i64) -> Value {
         ("nodes", Value::number(i64::from(l.nodes))),
         ("usd_per_node_hour", Value::number(l.usd_per_node_hour)),
         ("monthly_usd", Value::number(l.monthly_usd())),
-        ("source", Value::string(l.origin.source.clone())),
+        ("source", Value::string(l.origin.labelled_source())),
         ("as_of", text(l.origin.as_of.as_deref())),
         (
             "price_age_days",

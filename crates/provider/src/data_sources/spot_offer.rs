@@ -52,12 +52,12 @@ pub fn validate(config: &Value) -> Diagnostics {
 /// Finds the best offer of `answering` (its catalog, the provider's `max_price_age`, and
 /// availability when read).
 pub fn read(config: &Value, answering: Answering<'_>) -> ReadDataSourceResponse {
-    let (catalog, default_age, scores) = answering.parts();
+    let (catalog, prices, scores) = answering.parts();
     let fail = |diagnostics| ReadDataSourceResponse {
         state: Value::Null,
         diagnostics,
     };
-    let q = match offer_query::build(config, Capacity::Spot, default_age) {
+    let q = match offer_query::build(config, Capacity::Spot, prices) {
         Ok(q) => q,
         Err(d) => return fail(d),
     };

@@ -17,10 +17,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::seam::error::error_chain;
 use aws_sdk_ec2::config::retry::RetryConfig;
 use aws_sdk_ec2::config::timeout::TimeoutConfig;
 use aws_sdk_ec2::config::{BehaviorVersion, ProvideCredentials, Region};
-use aws_sdk_ec2::error::DisplayErrorContext;
 use aws_sdk_ec2::types::InstanceType;
 
 use super::cache::fingerprint;
@@ -95,7 +95,7 @@ async fn load_sdk_config(ctx: &Ctx<'_>, region: &str) -> Result<aws_config::SdkC
     provider
         .provide_credentials()
         .await
-        .map_err(|e| format!("no AWS credentials: {}", DisplayErrorContext(&e)))?;
+        .map_err(|e| format!("no AWS credentials: {}", error_chain(&e)))?;
     Ok(conf)
 }
 
@@ -145,7 +145,7 @@ async fn fetch_region(
             .map_err(|f| LiveError::Aws {
                 operation: OPERATION,
                 region: region.to_string(),
-                message: f.describe(DisplayErrorContext(&f.error)),
+                message: f.describe(error_chain(&f.error)),
             })?;
         n += 1;
         (ctx.progress)(ProgressEvent::PageFetched {

@@ -1,9 +1,10 @@
 //! SDK errors to [`CloudError`], through the error metadata (`code`, `message`).
 
-use aws_sdk_eks::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 
 use super::codes::error_from_code;
 use crate::seam::CloudError;
+use crate::seam::error::error_chain;
 
 /// Maps any EKS operation error to a typed error, naming the operation.
 ///
@@ -23,7 +24,7 @@ where
         }
         SdkError::TimeoutError(_) => with_op(CloudError::Transient("request timed out".into())),
         SdkError::DispatchFailure(d) => {
-            let text = DisplayErrorContext(&err).to_string();
+            let text = error_chain(&err);
             if text.contains("credentials") || text.contains("identity") {
                 with_op(CloudError::Unauthorized(text))
             } else if d.is_io() || d.is_timeout() {
@@ -34,15 +35,13 @@ where
                 with_op(CloudError::Other(text))
             }
         }
-        SdkError::ConstructionFailure(_) => {
-            with_op(CloudError::Invalid(DisplayErrorContext(&err).to_string()))
-        }
+        SdkError::ConstructionFailure(_) => with_op(CloudError::Invalid(error_chain(&err))),
         SdkError::ResponseError(_) => with_op(CloudError::Other(format!(
             "unreadable response (HTTP {}): {}",
             status.map_or_else(|| "?".to_string(), |s| s.to_string()),
-            DisplayErrorContext(&err)
+            error_chain(&err)
         ))),
-        _ => with_op(CloudError::Other(DisplayErrorContext(&err).to_string())),
+        _ => with_op(CloudError::Other(error_chain(&err))),
     }
 }
 

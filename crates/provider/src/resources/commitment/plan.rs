@@ -511,9 +511,9 @@ fn origin_note(c: &Candidate) -> String {
             "{} at ${p}/h from {} ({})",
             c.instance_type,
             if o.source.is_empty() {
-                "the catalog"
+                "the catalog".to_string()
             } else {
-                o.source.as_str()
+                o.labelled_source()
             },
             o.as_of.as_deref().unwrap_or("undated")
         ),

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, PriorCost};
-use gpu_core::freshness::Freshness;
 use gpu_core::instance::InstanceSpec;
 use gpu_core::pool::ChosenType;
 use gpu_core::pool::failover::{Attempt, AttemptOutcome};
@@ -66,7 +65,7 @@ fn price_at(
     if let Some(missing) = cloud_blocks::missing_setting(spec.cloud, &settings.base.clouds) {
         return Err(here(missing.into()));
     }
-    let fresh = Freshness::at_most(settings.max_price_age);
+    let fresh = settings.prices;
     let chosen = match pinned {
         Some(t) => {
             gpu_core::pool::choose::price_types(catalog, spec.cloud, &spec.region, &[t], &fresh)

@@ -16,7 +16,7 @@ mod tests;
 #[cfg(test)]
 mod tests_failover;
 
-use gpu_core::freshness::MaxPriceAge;
+use gpu_core::freshness::Freshness;
 use gpu_core::instance::InstanceConfig;
 use tfplugin::schema::{Attribute, Block};
 use tfplugin::{Schema, Tf, Type, Value};
@@ -33,8 +33,8 @@ pub const TYPE_NAME: &str = "gpu_instance";
 pub struct Settings {
     /// Credentials, endpoints, `default_labels`, the stop signal.
     pub base: super::commitment::Settings,
-    /// `max_price_age`.
-    pub max_price_age: Option<MaxPriceAge>,
+    /// `max_price_age` and `include_stale_prices`.
+    pub prices: Freshness,
 }
 
 /// Inputs whose change rolls the VM (compared by meaning).

@@ -5,7 +5,6 @@
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, PriorCost};
-use gpu_core::freshness::Freshness;
 use gpu_core::instance::InstanceSpec;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
@@ -324,8 +323,7 @@ async fn plan_create(
         d.push(missing);
         return respond(planned, d);
     }
-    let Some(chosen) = spec.chosen_type(catalog, &Freshness::at_most(settings.max_price_age))
-    else {
+    let Some(chosen) = spec.chosen_type(catalog, &settings.prices) else {
         d.push(no_instance_type(&spec));
         return respond(planned, d);
     };
@@ -655,7 +653,7 @@ fn roll_type(
     catalog: &Catalog,
 ) -> Option<gpu_core::pool::ChosenType> {
     let gpus_changed = !same_gpus(old, new) || flag(&old.spot) != flag(&new.spot);
-    let fresh = Freshness::at_most(settings.max_price_age);
+    let fresh = settings.prices;
     if wanted.instance_type.is_null() && gpus_changed {
         return spec.chosen_type(catalog, &fresh);
     }
@@ -709,7 +707,7 @@ fn price_as_it_is(
         spec.cloud,
         &spec.region,
         &[t],
-        &Freshness::at_most(settings.max_price_age),
+        &settings.prices,
     )
     .into_iter()
     .next()

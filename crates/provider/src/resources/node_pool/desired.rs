@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use gpu_core::catalog::Catalog;
 use gpu_core::cost::{self, CostPreview, PriorCost};
-use gpu_core::freshness::{Freshness, MaxPriceAge};
+use gpu_core::freshness::Freshness;
 use gpu_core::pool::generation::{Roll, name_generations};
 use gpu_core::pool::{self, ChosenType, GroupSpec, NodePoolSpec, layout};
 use tfplugin::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -23,8 +23,9 @@ pub struct Settings {
     /// The clouds' sessions (credentials, endpoints, retries) with this operation's stop
     /// signal.
     pub clouds: crate::clouds::Clouds,
-    /// `max_price_age`: which catalog prices count when instance types are chosen.
-    pub max_price_age: Option<MaxPriceAge>,
+    /// `max_price_age` and `include_stale_prices`: which catalog prices count when
+    /// instance types are chosen.
+    pub prices: Freshness,
 }
 
 /// A pool, understood.
@@ -67,7 +68,7 @@ pub fn with_types(
     if let Some(names) = names {
         spec.instance_types = names;
     }
-    let fresh = Freshness::at_most(settings.max_price_age);
+    let fresh = settings.prices;
     let types = pool::instance_types(&spec, catalog, pool::DEFAULT_INSTANCE_TYPE_COUNT, &fresh);
     spec.instance_types = types.iter().map(|t| t.instance_type.clone()).collect();
     let groups = match super::cloud_blocks::node_class(pool, spec.cloud) {

@@ -25,9 +25,13 @@ pub(super) fn catalog() -> &'static Catalog {
     Catalog::embedded()
 }
 
+/// The tests' provider settings: prices on the stale list count (the tests price p5 in
+/// us-east-1 at its listed spot price); [`stale_prices_are_left_out_by_default`] checks
+/// the default.
 pub(super) fn settings() -> Settings {
     Settings {
         default_labels: BTreeMap::from([("team".to_string(), "ml".to_string())]),
+        prices: gpu_core::freshness::Freshness::any().including_stale(true),
         ..Settings::default()
     }
 }
@@ -198,6 +202,69 @@ pub(super) async fn plan_apply(api: &dyn apis::Apis, config: &Value, prior: &Val
     let r = apply_with(api, prior, &p.planned_state, &settings(), catalog()).await;
     assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
     r.new_state
+}
+
+#[test]
+fn stale_prices_are_left_out_by_default() {
+    let plan_with = |config: &Value| {
+        plan(
+            &PlanResourceChangeRequest {
+                type_name: TYPE_NAME.into(),
+                prior_state: Value::Null,
+                proposed_new_state: proposed(config, &Value::Null),
+                config: config.clone(),
+                prior_private: Vec::new(),
+                provider_meta: None,
+                client_capabilities: Default::default(),
+            },
+            &Settings::default(),
+            catalog(),
+        )
+    };
+    // us-east-1: p5's spot price is on the stale list, so spot is priced at on-demand.
+    let p = plan_with(&config());
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    assert_eq!(num(&p.planned_state, "spot_usd_per_node_hour"), OD);
+    // us-west-2: every p5 price is stale; the error says how to count them anyway.
+    let west = with(config(), "region", Value::string("us-west-2"));
+    let e = errors(&plan_with(&west).diagnostics);
+    assert!(
+        e.iter().any(|(_, d)| d.contains("include_stale_prices")),
+        "{e:?}"
+    );
+    // Pinned, the same rules price it (plan and apply price alike): still an error.
+    let pinned = with(west, "instance_types", list(&["p5.48xlarge"]));
+    let e = errors(&plan_with(&pinned).diagnostics);
+    assert!(
+        e.iter().any(|(_, d)| d.contains("include_stale_prices")),
+        "{e:?}"
+    );
+    // Counted, the pool is priced, and its price source says why the price is stale.
+    let counted = Settings {
+        prices: gpu_core::freshness::Freshness::any().including_stale(true),
+        ..Settings::default()
+    };
+    let p = plan(
+        &PlanResourceChangeRequest {
+            type_name: TYPE_NAME.into(),
+            prior_state: Value::Null,
+            proposed_new_state: proposed(&pinned, &Value::Null),
+            config: pinned.clone(),
+            prior_private: Vec::new(),
+            provider_meta: None,
+            client_capabilities: Default::default(),
+        },
+        &counted,
+        catalog(),
+    );
+    assert!(!p.diagnostics.has_errors(), "{:?}", p.diagnostics);
+    // The cost warning's price line says why (the source attributes and node labels keep
+    // the plain source, so that they match each other).
+    let said = format!("{:?}", p.diagnostics);
+    assert!(
+        said.contains("STALE (predates the 2025-06 AWS P4/P5 price reduction"),
+        "{said}"
+    );
 }
 
 #[test]
