@@ -70,54 +70,31 @@ pub fn price_age() -> Validator {
 
 /// A string that is one of `allowed`.
 pub fn one_of(allowed: &[&str]) -> Validator {
+    word_of(allowed, str::to_string, "")
+}
+
+/// A capacity word of `allowed` (written with `_`), in either spelling: `on_demand` and
+/// `on-demand` mean the same. The message lists the `_` spellings.
+pub fn capacity_word(allowed: &[&str]) -> Validator {
+    word_of(allowed, canonical_capacity, " (`on-demand` works too)")
+}
+
+/// A string whose spelling by `canonical` is one of `allowed`; `note` follows the list in
+/// the description.
+fn word_of(allowed: &[&str], canonical: fn(&str) -> String, note: &str) -> Validator {
     let allowed: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
-    let quoted = allowed
-        .iter()
-        .map(|a| format!("{a:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let said = format!(
-        "Must be one of {}.",
-        allowed
-            .iter()
-            .map(|a| format!("`{a}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let list = |f: fn(&String) -> String| allowed.iter().map(f).collect::<Vec<_>>().join(", ");
+    let quoted = list(|a| format!("{a:?}"));
+    let said = format!("Must be one of {}{note}.", list(|a| format!("`{a}`")));
     Validator::with_detail(move |name, v| {
         let s = v.as_str().unwrap_or_default();
-        if allowed.iter().any(|a| a == s) {
+        if allowed.contains(&canonical(s)) {
             Ok(())
         } else {
             Err(format!("`{name}` is {s:?}; valid values are: {quoted}."))
         }
     })
     .describe(said)
-}
-
-/// A capacity word of `allowed` (written with `_`), in either spelling: `on_demand` and
-/// `on-demand` mean the same. The message lists the `_` spellings.
-pub fn capacity_word(allowed: &[&str]) -> Validator {
-    let allowed: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
-    let quoted = allowed
-        .iter()
-        .map(|a| format!("{a:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let listed = allowed
-        .iter()
-        .map(|a| format!("`{a}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Validator::with_detail(move |name, v| {
-        let s = v.as_str().unwrap_or_default();
-        if allowed.contains(&canonical_capacity(s)) {
-            Ok(())
-        } else {
-            Err(format!("`{name}` is {s:?}; valid values are: {quoted}."))
-        }
-    })
-    .describe(format!("Must be one of {listed} (`on-demand` works too)."))
 }
 
 /// The canonical spelling of a capacity word: `on-demand` → `on_demand`; others unchanged.
