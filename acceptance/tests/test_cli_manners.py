@@ -115,3 +115,17 @@ def test_capacity_words_take_both_spellings(terraform):
     bad = terraform.workdir(files={"main.tf": 'data "gpu_offers" "x" {\n  capacity = "on demand"\n}\n'})
     r = bad.run("validate", rc=1)
     assert '"spot", "on_demand", "either"' in r.output, r.output
+
+
+def test_no_match_prints_no_empty_table_and_names_the_filter(provider_bin):
+    """us-west-2's only 8x H100 on-demand price is on the stale list: nothing on stdout,
+    exit 1, one line naming the filter that emptied the answer; counted, it is there."""
+    args = ["offers", "--gpu", "H100", "--count", "8", "--cloud", "aws",
+            "--region", "us-west-2", "--on-demand"]
+    r = run(provider_bin, *args)
+    assert r.returncode == 1 and r.stdout == "", (r.returncode, r.stdout)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("no offer matches:"), lines
+    assert "include_stale_prices" in lines[0], lines
+    r = run(provider_bin, *args, "--include-stale-prices")
+    assert r.returncode == 0 and "STALE us-west-2 p5.48xlarge on-demand: predates" in r.stdout, r

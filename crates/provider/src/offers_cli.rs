@@ -268,6 +268,8 @@ pub fn run(args: &OffersArgs, catalog: &Catalog) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         },
+        // No rows, no table: the line below says why nothing matched.
+        Format::Table if records.is_empty() => {}
         Format::Table => out!("{}", table(&records)),
     }
     if let Some(empty) = &result.empty {
