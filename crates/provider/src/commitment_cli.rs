@@ -107,19 +107,8 @@ fn prices(a: &CommitmentArgs, csv: &str) -> Result<Prices, String> {
         ("burst_capacity", Value::string(a.burst_capacity.clone())),
         ("floor_percentile", Value::number(a.floor_percentile)),
     ];
-    let tfplugin::Type::Object(fields) = sizing::schema().value_type() else {
-        return Err("the sizing schema is not an object".into());
-    };
-    let mut config: std::collections::BTreeMap<String, Value> = fields
-        .attributes
-        .keys()
-        .map(|k| (k.clone(), Value::Null))
-        .collect();
-    for (k, v) in given {
-        config.insert(k.to_string(), v);
-    }
     let r = sizing::read(
-        &Value::Object(config),
+        &crate::model_values::object_of(&sizing::schema(), given),
         gpu_core::catalog::Catalog::embedded(),
         gpu_core::freshness::Freshness::any(),
     );

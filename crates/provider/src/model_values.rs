@@ -7,6 +7,26 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use tfplugin::{Tf, Value};
 
+/// A value of `schema`'s object type with every attribute null but those of `pairs`: a
+/// configuration built by hand (a command's flags, a test), as Terraform would send it.
+pub fn object_of<'a>(
+    schema: &tfplugin::schema::Schema,
+    pairs: impl IntoIterator<Item = (&'a str, Value)>,
+) -> Value {
+    let mut m: BTreeMap<String, Value> = match schema.value_type() {
+        tfplugin::Type::Object(o) => o
+            .attributes
+            .keys()
+            .map(|k| (k.clone(), Value::Null))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    for (k, v) in pairs {
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
+}
+
 /// `v` (a `what` object: configuration, plan or state) decoded into its typed model; null
 /// (no prior state, a destroy) reads as all null, and a value off the schema (never sent
 /// by Terraform) too, with a warning in the log.

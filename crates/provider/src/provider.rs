@@ -361,15 +361,7 @@ mod tests {
             .await;
         assert!(d.has_errors(), "{d:?}");
         let schema = &p.schemas().data_sources["gpu_models"];
-        let config = match schema.value_type() {
-            tfplugin::Type::Object(o) => Value::Object(
-                o.attributes
-                    .keys()
-                    .map(|k| (k.clone(), Value::Null))
-                    .collect(),
-            ),
-            _ => unreachable!(),
-        };
+        let config = crate::model_values::object_of(schema, []);
         let out = p
             .read_data_source(ReadDataSourceRequest {
                 type_name: "gpu_models".into(),

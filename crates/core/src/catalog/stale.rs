@@ -62,17 +62,13 @@ fn parse(text: &str) -> Result<Reasons, String> {
 
 /// Flags each listed price of `offers` that still comes from the judged source and is undated.
 pub(super) fn mark(offers: &mut [Offer]) {
-    mark_with(offers, &REASONS);
-}
-
-fn mark_with(offers: &mut [Offer], reasons: &Reasons) {
     for o in offers.iter_mut() {
         for spot in [false, true] {
             if o.price(spot).is_none() {
                 continue;
             }
             let key = (o.cloud, o.region.clone(), o.instance_type.clone(), spot);
-            let Some(why) = reasons.get(&key) else {
+            let Some(why) = REASONS.get(&key) else {
                 continue;
             };
             let origin = if spot {

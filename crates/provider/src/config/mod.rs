@@ -117,19 +117,7 @@ mod tests {
     use super::*;
 
     fn config(pairs: Vec<(&str, Value)>) -> Value {
-        let ty = schema().value_type();
-        let Type::Object(obj) = &ty else {
-            unreachable!()
-        };
-        let mut m: BTreeMap<String, Value> = obj
-            .attributes
-            .keys()
-            .map(|k| (k.clone(), Value::Null))
-            .collect();
-        for (k, v) in pairs {
-            m.insert(k.to_string(), v);
-        }
-        Value::Object(m)
+        crate::model_values::object_of(&schema(), pairs)
     }
 
     #[test]

@@ -457,16 +457,7 @@ mod tests {
     use super::*;
 
     fn config(pairs: Vec<(&str, Value)>) -> Value {
-        let schema_keys = match schema().value_type() {
-            Type::Object(o) => o.attributes.keys().cloned().collect::<Vec<_>>(),
-            _ => unreachable!(),
-        };
-        let mut m: std::collections::BTreeMap<String, Value> =
-            schema_keys.into_iter().map(|k| (k, Value::Null)).collect();
-        for (k, v) in pairs {
-            m.insert(k.into(), v);
-        }
-        Value::Object(m)
+        crate::model_values::object_of(&schema(), pairs)
     }
 
     fn nums(v: &[f64]) -> Value {

@@ -2,7 +2,6 @@
 //! the VM in the next, the plans that follow are empty and warn; every place out is one
 //! error with nothing left; a failback returns new-before-old.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -10,8 +9,8 @@ use gpu_core::catalog::Catalog;
 use gpu_core::instance::fake::FakeInstances;
 use gpu_core::offer::Cloud;
 use gpu_core::seam::{CloudError, ConnectInstances, Instances, Place};
+use tfplugin::Value;
 use tfplugin::provider::PlanResourceChangeRequest;
-use tfplugin::{Type, Value};
 
 use super::*;
 
@@ -38,18 +37,7 @@ fn settings() -> Settings {
 }
 
 fn object(pairs: Vec<(&str, Value)>) -> Value {
-    let Type::Object(o) = schema().value_type() else {
-        unreachable!()
-    };
-    let mut m: BTreeMap<String, Value> = o
-        .attributes
-        .keys()
-        .map(|k| (k.clone(), Value::Null))
-        .collect();
-    for (k, v) in pairs {
-        m.insert(k.to_string(), v);
-    }
-    Value::Object(m)
+    crate::model_values::object_of(&schema(), pairs)
 }
 
 fn zone(z: &str) -> Value {

@@ -38,19 +38,8 @@ pub(super) fn settings() -> Settings {
 
 /// An object of the resource's type with every attribute null but `pairs`.
 pub(super) fn object(pairs: Vec<(&str, Value)>) -> Value {
-    let Type::Object(o) = schema().value_type() else {
-        unreachable!()
-    };
-    let mut m: BTreeMap<String, Value> = o
-        .attributes
-        .keys()
-        .map(|k| (k.clone(), Value::Null))
-        .collect();
-    m.insert("taint".into(), Value::List(Vec::new()));
-    for (k, v) in pairs {
-        m.insert(k.to_string(), v);
-    }
-    Value::Object(m)
+    let taint = ("taint", Value::List(Vec::new()));
+    crate::model_values::object_of(&schema(), std::iter::once(taint).chain(pairs))
 }
 
 pub(super) fn list(items: &[&str]) -> Value {
