@@ -18,6 +18,7 @@
                      "billing_plan": "Monthly", "amount": 61234.5}])   # POST /_fake/prices
     arm.set_capacity("eastus", "Standard_ND96isr_H100_v5", available=False)  # /_fake/capacity
     arm.set_clock(advance_days=366)                                # POST /_fake/clock
+    arm.set_usage("cr-name", 1)  # VMs in a capacity reservation; % for an order: /_fake/usage
     arm.state()                                                    # GET /_fake/state
 
 Requests need a bearer token from the `AzureAD` fake for the ARM audience, checked as
@@ -268,6 +269,27 @@ class ArmCommitments(FakeServer):
                 self.no_capacity[key] = reason
             return {"no_capacity": self._no_capacity_json()}
 
+    def set_usage(self, target: str, used: float) -> dict:
+        """What runs in a commitment, as if VMs used it outside the provider. `target` is a
+        capacity reservation's name (`used` VMs allocated in it: its instance view lists
+        them) or a reservation order id (`used` is the utilization percentage Azure
+        measured: every grain of its reservation's `utilization` aggregates)."""
+        with self.lock:
+            order = self.orders.get(target)
+            if order is not None:
+                if not 0 <= float(used) <= 100:
+                    raise ValueError("used must be a percentage, 0 to 100")
+                order["utilization"] = float(used)
+                return self._reservation_order_item_json(order)
+            for g in self.groups.values():
+                r = g["reservations"].get(target.lower())
+                if r is not None:
+                    if not 0 <= int(used) <= r["sku"]["capacity"]:
+                        raise ValueError(f"used must be 0 to {r['sku']['capacity']}")
+                    r["allocated"] = int(used)
+                    return self._reservation_json(g, r, True)
+            raise KeyError(f"no reservation order or capacity reservation {target}")
+
     def complete(self) -> int:
         """Finishes every running Compute operation and every pending purchase."""
         with self.lock:
@@ -292,6 +314,7 @@ class ArmCommitments(FakeServer):
                 d["location"], d["sku"], bool(d.get("available", False)),
                 d.get("reason", "allocation"))),
             "/_fake/clock": lambda d: (200, self.set_clock(d.get("advance_days"), d.get("now"))),
+            "/_fake/usage": lambda d: (200, self.set_usage(d["target"], d["used"])),
         }
         if method != "POST" or path not in routes:
             return super()._control(method, path, body)
@@ -685,6 +708,12 @@ class ArmCommitments(FakeServer):
         if state == "PendingBilling":
             props["extendedStatusInfo"] = {"statusCode": "Pending",
                                            "message": "Payment processing is in progress."}
+        if state == "Succeeded" and order.get("utilization") is not None:
+            # Azure measures it daily; absent until measured.
+            value = order["utilization"]
+            props["utilization"] = {"trend": "SAME", "aggregates": [
+                {"grain": grain, "grainUnit": "days", "value": value,
+                 "valueUnit": "percentage"} for grain in (1.0, 7.0, 30.0)]}
         if state in ("Succeeded", "Expired"):
             props.update(benefitStartTime=_ts(order["requested"]),
                          expiryDate=order["expiry"].date().isoformat(),
@@ -851,7 +880,7 @@ class ArmCommitments(FakeServer):
             props["sharingProfile"] = g["sharingProfile"]
         if instance_view:
             props["instanceView"] = {"capacityReservations": [
-                {"name": r["name"], **self._instance_view(r)}
+                {"name": r["name"], **self._instance_view(g, r)}
                 for r in g["reservations"].values()]}
         out = {"name": g["name"], "id": self._group_id(g),
                "type": "Microsoft.Compute/capacityReservationGroups", "location": g["location"]}
@@ -941,11 +970,15 @@ class ArmCommitments(FakeServer):
                 f"/providers/Microsoft.Compute/capacityReservationGroups/{g['name']}"
                 f"/capacityReservations/{r['name']}")
 
-    @staticmethod
-    def _instance_view(r: dict) -> dict:
+    def _instance_view(self, g: dict, r: dict) -> dict:
         state = r["provisioningState"]
-        return {"utilizationInfo": {"currentCapacity": r["sku"]["capacity"]
-                                    if state == "Succeeded" else 0},
+        info = {"currentCapacity": r["sku"]["capacity"] if state == "Succeeded" else 0}
+        if r.get("allocated"):  # left out when nothing is allocated
+            info["virtualMachinesAllocated"] = [
+                {"id": f"/subscriptions/{g['subscription']}/resourceGroups/"
+                       f"{g['resource_group']}/providers/Microsoft.Compute/virtualMachines/"
+                       f"vm-{r['name']}-{i}"} for i in range(r["allocated"])]
+        return {"utilizationInfo": info,
                 "statuses": [{"code": f"ProvisioningState/{state.lower()}",
                               "level": "Error" if state == "Failed" else "Info",
                               "displayStatus": f"Provisioning {state.lower()}"}]}
@@ -955,7 +988,7 @@ class ArmCommitments(FakeServer):
                  "provisioningState": r["provisioningState"],
                  "provisioningTime": r["provisioningTime"], "timeCreated": r["timeCreated"]}
         if instance_view:
-            props["instanceView"] = self._instance_view(r)
+            props["instanceView"] = self._instance_view(g, r)
         out = {"name": r["name"], "id": self._reservation_id_of(g, r),
                "type": "Microsoft.Compute/capacityReservationGroups/capacityReservations",
                "location": r["location"]}

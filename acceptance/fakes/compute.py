@@ -9,6 +9,7 @@ operations their inserts and deletes return.
     ... POST compute.url + "/compute/v1/projects/my-project/zones/us-central1-a/reservations"
     compute.set_capacity("us-central1-a", "a3-highgpu-8g", False)   # or POST /_fake/capacity
     compute.set_clock(advance_days=1)                 # or POST /_fake/clock
+    compute.set_usage("my-project", "us-central1-a", "r1", 1)      # or POST /_fake/usage
     compute.state()["reservations"]                   # or GET /_fake/state
 
 Served (paths from the v1 REST reference; everything else answers the Google front end's
@@ -376,6 +377,19 @@ class Compute(FakeServer):
                 (zone, machine_type))
             return {"no_capacity": sorted([z, m] for z, m in self.no_capacity)}
 
+    def set_usage(self, project: str, zone: str, name: str, used: int) -> dict:
+        """Runs `used` instances in reservation `name` (as if VMs consumed it outside the
+        provider): its `specificReservation.inUseCount`."""
+        with self.lock:
+            r = self.reservations.get((project, zone, name))
+            if r is None:
+                raise KeyError(f"no reservation {name} in {project}/{zone}")
+            spec = r["public"]["specificReservation"]
+            if not 0 <= int(used) <= int(spec["count"]):
+                raise ValueError(f"used must be 0 to {spec['count']}")
+            spec["inUseCount"] = str(int(used))  # int64: a JSON string
+            return self._reservation_json(r)
+
     def complete(self) -> int:
         with self.lock:
             running = [op for op in self.operations.values()
@@ -407,7 +421,7 @@ class Compute(FakeServer):
         }
 
     def _control(self, method: str, path: str, body: bytes) -> Response:
-        """Adds `POST /_fake/projects`, `/_fake/capacity` and `/_fake/clock`."""
+        """Adds `POST /_fake/projects`, `/_fake/capacity`, `/_fake/clock` and `/_fake/usage`."""
         routes = {
             "/_fake/projects": lambda d: (201, self.seed_project(
                 d["project"], d.get("regions"), d.get("machine_types"))),
@@ -415,6 +429,8 @@ class Compute(FakeServer):
                 d["zone"], d["machine_type"], bool(d.get("available", False)))),
             "/_fake/clock": lambda d: (200, self.set_clock(
                 d.get("advance_days"), d.get("advance_hours"), d.get("now"))),
+            "/_fake/usage": lambda d: (200, self.set_usage(
+                d["project"], d["zone"], d["name"], d["used"])),
         }
         if method != "POST" or path not in routes:
             return super()._control(method, path, body)

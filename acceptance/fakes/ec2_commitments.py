@@ -10,6 +10,7 @@ answers every other EC2 action (and anything else sent here).
                                       "upfront_fee": "12345.67"}])   # or POST /_fake/offerings
     ... boto3.client("ec2", endpoint_url=ec2.url, ...) ...
     ec2.set_clock(advance_hours=48)                  # or POST /_fake/clock
+    ec2.set_usage("us-east-1", "cr-…", 1)            # or POST /_fake/usage
     ec2.state()["regions"]["us-east-1"]["reservations"]           # or GET /_fake/state
 
 Served here, in EC2's XML: DescribeCapacityBlockOfferings, PurchaseCapacityBlock,
@@ -356,6 +357,18 @@ class Ec2Commitments(FakeServer):
             (no_capacity.discard if available else no_capacity.add)(instance_type)
             return {"region": region, "no_capacity": sorted(no_capacity)}
 
+    def set_usage(self, region: str, reservation_id: str, used: int) -> dict:
+        """Runs `used` instances in reservation `reservation_id` (as if launched into it
+        outside the provider): its AvailableInstanceCount drops by that many."""
+        with self.lock:
+            r = self._region(region)["reservations"].get(reservation_id)
+            if r is None:
+                raise KeyError(f"no reservation {reservation_id} in {region}")
+            if not 0 <= int(used) <= r["count"]:
+                raise ValueError(f"used must be 0 to {r['count']}")
+            r["used"] = int(used)
+            return self._reservation_json(r)
+
     def snapshot(self) -> dict:
         return {
             "clock": ec2_time(self.now()),
@@ -374,14 +387,16 @@ class Ec2Commitments(FakeServer):
         }
 
     def _control(self, method: str, path: str, body: bytes) -> Response:
-        """Adds `POST /_fake/offerings`, `/_fake/clock` and `/_fake/capacity` to the base
-        control surface."""
+        """Adds `POST /_fake/offerings`, `/_fake/clock`, `/_fake/capacity` and `/_fake/usage`
+        to the base control surface."""
         routes = {"/_fake/offerings": lambda d: (201, {"offerings": self.seed_offerings(
                       d["region"], d["offerings"])}),
                   "/_fake/clock": lambda d: (200, self.set_clock(d.get("advance_hours"),
                                                                  d.get("now"))),
                   "/_fake/capacity": lambda d: (200, self.set_capacity(
-                      d["region"], d["instance_type"], bool(d.get("available", False))))}
+                      d["region"], d["instance_type"], bool(d.get("available", False)))),
+                  "/_fake/usage": lambda d: (200, self.set_usage(
+                      d["region"], d["reservation_id"], d["used"]))}
         if method != "POST" or path not in routes:
             return super()._control(method, path, body)
         try:
@@ -771,7 +786,9 @@ class Ec2Commitments(FakeServer):
             "capacityReservationArn": r["arn"], "availabilityZoneId": r["zone"][1],
             "instanceType": r["instance_type"], "instancePlatform": r["platform"],
             "availabilityZone": r["zone"][0], "tenancy": r["tenancy"],
-            "totalInstanceCount": r["count"], "availableInstanceCount": r["count"],
+            "totalInstanceCount": r["count"],
+            "availableInstanceCount": r["count"] - (r.get("used", 0)
+                                                     if self._state(r) == "active" else 0),
             "ebsOptimized": r["ebs_optimized"], "ephemeralStorage": r["ephemeral_storage"],
             "state": self._state(r), "startDate": ec2_time(r["start"]),
             "endDate": ec2_time(r["end"]) if r["end"] else None,

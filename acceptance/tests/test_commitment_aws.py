@@ -261,3 +261,29 @@ resource "gpu_commitment" "ri" {
     res = wd.fails("plan")
     assert "azure.subscription_id" in res.output and "kind" in res.output, res.output
     assert state(ec2)["requests"] == []
+
+
+def test_a_reservation_reads_its_use_and_warns_while_under_half(aws_tf, ec2):
+    wd = aws_tf.workdir(files={"main.tf": provider(ec2, allow=True) + reservation()})
+    wd.run("apply")
+    (r,) = reservations(ec2)
+    s = wd.resource("gpu_commitment.floor")
+    # Nothing runs in it yet: a measured zero, and all of it idle.
+    assert s["used_instances"] == 0 and s["utilization"] == 0
+    assert s["idle_monthly_usd"] == pytest.approx(s["monthly_usd"], abs=0.01)
+    res = wd.run("plan")
+    text = " ".join(res.output.split())
+    idle = f"${s['idle_monthly_usd']:,.2f}"
+    assert f"Commitment 0% used: {idle}/month idle" in text, res.output
+    assert f"had 0 of 2 instances in use at the last refresh" in text
+    assert "No changes" in text, "a warning, not a change"
+
+    # One of two instances runs in it (EC2: available drops to 1): half used, no warning.
+    ec2.set_usage(REGION, r["capacityReservationId"], 1)
+    wd.run("apply", "-refresh-only")
+    s = wd.resource("gpu_commitment.floor")
+    assert s["used_instances"] == 1 and s["utilization"] == 0.5
+    assert s["idle_monthly_usd"] == pytest.approx(s["monthly_usd"] / 2, abs=0.01)
+    res = wd.run("plan")
+    assert "% used" not in res.output, res.output
+    wd.assert_plan_empty()

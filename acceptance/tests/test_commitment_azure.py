@@ -211,3 +211,32 @@ def test_a_lost_capacity_reservation_answer_does_not_create_twice(az_tf, arm):
     (group,) = arm.state()["capacity_reservation_groups"]
     assert len(group["capacityReservations"]) == 1
     wd.assert_plan_empty()
+
+
+def test_use_is_read_from_azure_and_low_use_warns_with_the_idle_money(az_tf, arm):
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + RESERVATION + CAPACITY})
+    wd.run("apply")
+    ri, hold = wd.resource("gpu_commitment.ri"), wd.resource("gpu_commitment.hold")
+    # Azure has not measured the reservation yet: unknown, never zero, and no warning.
+    assert ri["used_instances"] is None and ri["utilization"] is None
+    assert ri["idle_monthly_usd"] is None
+    # The capacity reservation's instance view lists no VM: a measured zero.
+    assert hold["used_instances"] == 0 and hold["utilization"] == 0
+    res = wd.run("plan")
+    assert flat(res).count("% used") == 1 and "Commitment 0% used" in flat(res), res.output
+
+    (order,) = arm.state()["orders"]
+    arm.set_usage(order["name"], 30)  # percent, as Azure reports it
+    (group,) = arm.state()["capacity_reservation_groups"]
+    (name,) = group["capacityReservations"]
+    arm.set_usage(name, 1)
+    wd.run("apply", "-refresh-only")
+    ri, hold = wd.resource("gpu_commitment.ri"), wd.resource("gpu_commitment.hold")
+    assert ri["utilization"] == pytest.approx(0.3) and ri["used_instances"] == 1  # 0.6 of 2
+    # 70 % of the monthly equivalent: 984,000 / 12 x 0.7.
+    assert ri["idle_monthly_usd"] == pytest.approx(57_400, abs=0.01)
+    assert hold["used_instances"] == 1 and hold["utilization"] == 1
+    res = wd.run("plan")
+    assert "Commitment 30% used: $57,400.00/month idle" in flat(res), res.output
+    assert "had 1 of 2 instances in use" in flat(res)
+    assert flat(res).count("% used") == 1

@@ -181,3 +181,31 @@ def test_a_lost_insert_answer_does_not_buy_twice(gcp_tf, compute):
     assert len(inserts) == 2, "the insert was repeated once"
     assert wd.resource("gpu_commitment.cud")["commitment_id"] == c["name"]
     wd.assert_plan_empty()
+
+
+def test_use_is_read_from_the_reservations_in_use_count(gcp_tf, compute):
+    wd = gcp_tf.workdir(files={"main.tf": provider(compute) + RESERVATION + CUD})
+    wd.run("apply")
+    (floor,) = [r for r in compute.state()["reservations"] if not r["name"].endswith("-r")]
+    s = wd.resource("gpu_commitment.floor")
+    assert s["used_instances"] == 0 and s["utilization"] == 0
+    assert s["idle_monthly_usd"] == pytest.approx(s["monthly_usd"], abs=0.01)
+    res = wd.run("plan")
+    assert "Commitment 0% used" in flat(res), res.output
+    # The committed use discount is read through the reservation it attaches; it has not
+    # started, so its low use is no warning.
+    cud = wd.resource("gpu_commitment.cud")
+    assert cud["status"] == "scheduled" and cud["used_instances"] == 0
+    assert flat(res).count("% used") == 1, res.output
+
+    compute.set_usage(PROJECT, ZONE, floor["name"], 2)
+    (c,) = compute.state()["commitments"]
+    (attached,) = c["reservations"]
+    compute.set_usage(PROJECT, ZONE, attached["name"], 1)
+    wd.run("apply", "-refresh-only")
+    s = wd.resource("gpu_commitment.floor")
+    assert s["used_instances"] == 2 and s["utilization"] == 1 and s["idle_monthly_usd"] == 0
+    cud = wd.resource("gpu_commitment.cud")
+    assert cud["used_instances"] == 1 and cud["utilization"] == 1
+    res = wd.run("plan")
+    assert "% used" not in res.output

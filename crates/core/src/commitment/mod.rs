@@ -1,7 +1,7 @@
 //! Commitments (capacity blocks, reservations, committed use): how much to commit to
 //! ([`sizing`]), what a commitment is ([`spec`]; its kind and the seam the clouds buy,
-//! read and cancel through are `crate::seam`'s), what it costs ([`price`]), and buying one
-//! at most once ([`purchase`]).
+//! read and cancel through are `crate::seam`'s), what it costs ([`price`]), buying one
+//! at most once ([`purchase`]) and how well it is used ([`usage`]).
 
 pub mod price;
 pub mod purchase;
@@ -10,13 +10,14 @@ pub mod sizing;
 pub mod spec;
 #[cfg(test)]
 mod tests;
+pub mod usage;
 
 use std::collections::BTreeMap;
 
 pub use crate::seam::commitment_kind::{CommitmentKind, TermStyle};
 pub use crate::seam::commitments::{
-    CapacityBlockOffering, CommitmentStatus, Commitments, LiveCommitment, MARKER_TAG,
-    OfferingQuery, Order, PriceQuote,
+    CapacityBlockOffering, CommitmentStatus, CommitmentUse, Commitments, LiveCommitment,
+    MARKER_TAG, OfferingQuery, Order, PriceQuote,
 };
 pub use price::CommitmentQuote;
 pub use purchase::{Purchased, purchase_once, rank_offerings};

@@ -214,6 +214,7 @@ impl Commitments for Memory {
             start: None,
             end: None,
             tags: tags.clone(),
+            in_use: None,
         };
         bought.push(c.clone());
         if std::mem::take(&mut *self.lose_next_answer.lock().unwrap()) {

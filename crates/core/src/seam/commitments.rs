@@ -238,6 +238,41 @@ pub struct LiveCommitment {
     pub end: Option<i64>,
     /// Tags / labels.
     pub tags: BTreeMap<String, String>,
+    /// How much of it is in use, as the cloud reports it; `None` where the cloud cannot
+    /// say (never a zero it did not measure).
+    pub in_use: Option<CommitmentUse>,
+}
+
+/// How much of a commitment runs: the instances in it and their share of what it holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CommitmentUse {
+    /// Instances running in it.
+    pub used_instances: u32,
+    /// Share of it in use, 0 to 1.
+    pub utilization: f64,
+}
+
+impl CommitmentUse {
+    /// `used` of `held` instances in use; `None` when it holds none (no share to give).
+    pub fn counted(used: u32, held: u32) -> Option<Self> {
+        (held > 0).then(|| CommitmentUse {
+            used_instances: used.min(held),
+            utilization: f64::from(used.min(held)) / f64::from(held),
+        })
+    }
+
+    /// A share the cloud measured as a percentage (Azure reservations) of `held`
+    /// instances; the instance count is that share of them, rounded.
+    pub fn from_percent(percent: f64, held: u32) -> Option<Self> {
+        if !percent.is_finite() || percent < 0.0 {
+            return None;
+        }
+        let utilization = (percent / 100.0).min(1.0);
+        Some(CommitmentUse {
+            used_instances: (utilization * f64::from(held)).round() as u32,
+            utilization,
+        })
+    }
 }
 
 /// Capacity blocks on offer: a capability only some clouds have (EC2 Capacity Blocks for

@@ -27,8 +27,8 @@ use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{
-    CapacityBlockOffering, CapacityBlocks, CommitmentStatus, Commitments, LiveCommitment,
-    MARKER_TAG, OfferingQuery, Order,
+    CapacityBlockOffering, CapacityBlocks, CommitmentStatus, CommitmentUse, Commitments,
+    LiveCommitment, MARKER_TAG, OfferingQuery, Order,
 };
 
 /// How EC2 calls are made (from [`super::AwsSettings`] and an operation's stop signal).
@@ -167,7 +167,16 @@ fn to_live(r: &CapacityReservation) -> LiveCommitment {
             .iter()
             .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or("").to_string())))
             .collect(),
+        in_use: in_use(r),
     }
+}
+
+/// EC2 counts what a reservation (a capacity block too) holds and what is still free in
+/// it: the rest runs in it.
+fn in_use(r: &CapacityReservation) -> Option<CommitmentUse> {
+    let total = u32::try_from(r.total_instance_count()?).ok()?;
+    let available = u32::try_from(r.available_instance_count()?).ok()?;
+    CommitmentUse::counted(total.saturating_sub(available), total)
 }
 
 #[async_trait]
@@ -364,5 +373,24 @@ impl Commitments for Ec2Commitments {
         )
         .await
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn use_is_total_minus_available_and_unknown_without_counts() {
+        let r = CapacityReservation::builder()
+            .total_instance_count(4)
+            .available_instance_count(1)
+            .build();
+        let u = in_use(&r).unwrap();
+        assert_eq!((u.used_instances, u.utilization), (3, 0.75));
+        let unread = CapacityReservation::builder()
+            .total_instance_count(4)
+            .build();
+        assert_eq!(in_use(&unread), None);
     }
 }

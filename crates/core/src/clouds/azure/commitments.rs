@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 use super::arm::Arm;
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
-use crate::seam::commitments::{CommitmentStatus, Commitments, LiveCommitment, Order, PriceQuote};
+use crate::seam::commitments::{
+    CommitmentStatus, CommitmentUse, Commitments, LiveCommitment, Order, PriceQuote,
+};
 use crate::time::parse_rfc3339;
 
 /// The api-version of `Microsoft.Capacity` (reservations).
@@ -82,21 +84,29 @@ impl AzureCommitments {
         api_version: &str,
         what: &str,
     ) -> Result<Option<Value>, CloudError> {
-        match self
-            .arm
-            .call(
-                Method::GET,
-                &self.arm.url(path, api_version),
-                None,
-                &[],
-                what,
-            )
-            .await
-        {
+        self.get_url(&self.arm.url(path, api_version), what).await
+    }
+
+    /// GET of an ARM URL; `None` on 404.
+    async fn get_url(&self, url: &str, what: &str) -> Result<Option<Value>, CloudError> {
+        match self.arm.call(Method::GET, url, None, &[], what).await {
             Ok(a) => Ok(Some(a.body)),
             Err(CloudError::NotFound(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The capacity reservation at ARM path `path` with its instance view (which lists
+    /// the VMs allocated in it); `None` on 404.
+    async fn capacity_reservation(&self, path: &str) -> Result<Option<LiveCommitment>, CloudError> {
+        let url = format!(
+            "{}&$expand=instanceView",
+            self.arm.url(path, COMPUTE_API_VERSION)
+        );
+        Ok(self
+            .get_url(&url, "read the capacity reservation")
+            .await?
+            .map(|b| capacity_live(&b)))
     }
 
     /// Polls a reservation order until its purchase has settled (not `Creating` or
@@ -189,7 +199,37 @@ fn order_live(body: &Value) -> LiveCommitment {
         start: parse_rfc3339(&text("benefitStartTime")),
         end: parse_rfc3339(&text("expiryDateTime")).or_else(|| parse_rfc3339(&text("expiryDate"))),
         tags: BTreeMap::new(),
+        in_use: None,
     }
+}
+
+/// The use of an order's reservations (`GET …/reservations`): each one's shortest-grain
+/// utilization aggregate (a percentage Azure computes daily), weighted by its quantity.
+/// `None` until Azure has measured every reservation of the order.
+fn orders_use(list: &Value) -> Option<CommitmentUse> {
+    let mut held = 0u32;
+    let mut used_share = 0.0;
+    for r in list.get("value")?.as_array()? {
+        let quantity = r.pointer("/properties/quantity")?.as_u64()? as u32;
+        let percent = r
+            .pointer("/properties/utilization/aggregates")?
+            .as_array()?
+            .iter()
+            .filter(|a| {
+                a.get("valueUnit")
+                    .and_then(Value::as_str)
+                    .is_some_and(|u| u.eq_ignore_ascii_case("percentage"))
+            })
+            .filter_map(|a| Some((a.get("grain")?.as_f64()?, a.get("value")?.as_f64()?)))
+            .min_by(|a, b| a.0.total_cmp(&b.0))?
+            .1;
+        held += quantity;
+        used_share += percent * f64::from(quantity);
+    }
+    if held == 0 {
+        return None;
+    }
+    CommitmentUse::from_percent(used_share / f64::from(held), held)
 }
 
 fn capacity_live(body: &Value) -> LiveCommitment {
@@ -231,6 +271,17 @@ fn capacity_live(body: &Value) -> LiveCommitment {
             .and_then(Value::as_str)
             .and_then(parse_rfc3339),
         end: None,
+        in_use: body
+            .pointer("/properties/instanceView/utilizationInfo")
+            .and_then(|u| {
+                let held = body.pointer("/sku/capacity")?.as_u64()? as u32;
+                // Absent when nothing is allocated in it.
+                let used = u
+                    .get("virtualMachinesAllocated")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                CommitmentUse::counted(used as u32, held)
+            }),
         tags: body
             .get("tags")
             .and_then(Value::as_object)
@@ -379,13 +430,9 @@ impl Commitments for AzureCommitments {
                 if let Some(op) = &a.operation {
                     self.arm.wait(op, &path, self.operation_timeout).await?;
                 }
-                let body = self
-                    .get_path(&path, COMPUTE_API_VERSION, "read the capacity reservation")
-                    .await?
-                    .ok_or_else(|| {
-                        CloudError::Other(format!("{path} is not there after its creation"))
-                    })?;
-                Ok(capacity_live(&body))
+                self.capacity_reservation(&path).await?.ok_or_else(|| {
+                    CloudError::Other(format!("{path} is not there after its creation"))
+                })
             }
             _ => Err(CloudError::Invalid(
                 "only Azure orders can be placed on Azure".into(),
@@ -398,16 +445,28 @@ impl Commitments for AzureCommitments {
             if !id.split('/').all(|s| s.is_empty() || segment(s).is_ok()) {
                 return Err(CloudError::Invalid(format!("{id:?} is not an ARM id")));
             }
-            return Ok(self
-                .get_path(id, COMPUTE_API_VERSION, "read the capacity reservation")
-                .await?
-                .map(|b| capacity_live(&b)));
+            return self.capacity_reservation(id).await;
         }
         let path = order_path(id)?;
-        Ok(self
+        let Some(body) = self
             .get_path(&path, CAPACITY_API_VERSION, "read the reservation order")
             .await?
-            .map(|b| order_live(&b)))
+        else {
+            return Ok(None);
+        };
+        let mut live = order_live(&body);
+        if live.status == CommitmentStatus::Active {
+            // Utilization is measured per reservation of the order, not on the order.
+            let reservations = self
+                .get_path(
+                    &format!("{path}/reservations"),
+                    CAPACITY_API_VERSION,
+                    "read the reservations of the order",
+                )
+                .await?;
+            live.in_use = reservations.as_ref().and_then(orders_use);
+        }
+        Ok(Some(live))
     }
 
     async fn find_by_marker(
@@ -477,6 +536,50 @@ impl Commitments for AzureCommitments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn use_of_a_capacity_reservation_is_its_allocated_vms() {
+        let body = |view: Value| {
+            json!({"id": "/subscriptions/s/x", "sku": {"name": "Standard_ND96isr_H100_v5",
+                "capacity": 4}, "properties": {"provisioningState": "Succeeded",
+                "instanceView": view}})
+        };
+        let two = body(json!({"utilizationInfo": {"currentCapacity": 4,
+            "virtualMachinesAllocated": [{"id": "/vm/a"}, {"id": "/vm/b"}]}}));
+        let u = capacity_live(&two).in_use.unwrap();
+        assert_eq!((u.used_instances, u.utilization), (2, 0.5));
+        let none = body(json!({"utilizationInfo": {"currentCapacity": 4}}));
+        assert_eq!(capacity_live(&none).in_use.unwrap().used_instances, 0);
+        let mut unread = body(Value::Null);
+        unread["properties"]
+            .as_object_mut()
+            .unwrap()
+            .remove("instanceView");
+        assert_eq!(
+            capacity_live(&unread).in_use,
+            None,
+            "no instance view: unknown"
+        );
+    }
+
+    #[test]
+    fn use_of_an_order_is_its_reservations_shortest_grain_weighted_by_quantity() {
+        let reservation = |quantity: u32, day: f64, month: f64| {
+            json!({"properties": {"quantity": quantity, "utilization": {"trend": "SAME",
+                "aggregates": [
+                    {"grain": 30.0, "grainUnit": "days", "value": month, "valueUnit": "percentage"},
+                    {"grain": 1.0, "grainUnit": "days", "value": day, "valueUnit": "percentage"}]}}})
+        };
+        let list = json!({"value": [reservation(1, 100.0, 10.0), reservation(3, 20.0, 90.0)]});
+        let u = orders_use(&list).unwrap();
+        assert!(
+            (u.utilization - 0.4).abs() < 1e-9,
+            "(100 + 3 x 20) / 4 = 40 %"
+        );
+        assert_eq!(u.used_instances, 2);
+        let unmeasured = json!({"value": [{"properties": {"quantity": 2}}]});
+        assert_eq!(orders_use(&unmeasured), None, "not measured is not zero");
+    }
 
     #[test]
     fn a_quote_totals_its_payment_schedule() {

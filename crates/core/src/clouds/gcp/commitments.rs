@@ -21,7 +21,9 @@ use super::rest::Rest;
 use crate::cancel::Cancel;
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
-use crate::seam::commitments::{CommitmentStatus, Commitments, LiveCommitment, Order};
+use crate::seam::commitments::{
+    CommitmentStatus, CommitmentUse, Commitments, LiveCommitment, Order,
+};
 use crate::seam::poll::{self, Backoff, TokioClock};
 use crate::time::parse_rfc3339;
 
@@ -93,6 +95,9 @@ struct Reservation {
 struct SpecificReservation {
     #[serde(default, with = "int64_string")]
     count: u64,
+    /// Instances running in it (read only; an int64 as a JSON string). Absent: unknown.
+    #[serde(default, skip_serializing, deserialize_with = "int64_string::optional")]
+    in_use_count: Option<u64>,
     #[serde(default)]
     instance_properties: InstanceProperties,
 }
@@ -134,6 +139,9 @@ struct Commitment {
     end_timestamp: Option<String>,
     #[serde(default)]
     resources: Vec<CommitmentResource>,
+    /// The reservations created with it (a GPU commitment needs one).
+    #[serde(default)]
+    reservations: Vec<Reservation>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Default)]
@@ -190,6 +198,13 @@ pub(super) mod int64_string {
             Either::N(n) => Ok(n),
             Either::S(s) => s.parse().map_err(serde::de::Error::custom),
         }
+    }
+
+    /// An int64 that may be absent (with `default`) or null.
+    pub fn optional<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapped(#[serde(deserialize_with = "deserialize")] u64);
+        Ok(Option::<Wrapped>::deserialize(d)?.map(|w| w.0))
     }
 }
 
@@ -399,6 +414,7 @@ fn reservation_live(r: &Reservation, zone: &str) -> LiveCommitment {
         start: r.creation_timestamp.as_deref().and_then(parse_rfc3339),
         end: None,
         tags: BTreeMap::new(),
+        in_use: reservations_use(std::slice::from_ref(r)),
     }
 }
 
@@ -424,7 +440,25 @@ fn commitment_live(c: &Commitment) -> LiveCommitment {
         start: c.start_timestamp.as_deref().and_then(parse_rfc3339),
         end: c.end_timestamp.as_deref().and_then(parse_rfc3339),
         tags: BTreeMap::new(),
+        in_use: reservations_use(&c.reservations),
     }
+}
+
+/// What runs in `reservations` (`inUseCount` of `count`, summed); `None` when there are
+/// none or one lacks its count: a commitment without a reservation is a discount on
+/// whatever runs in the region, and only the bill says how much of it was used.
+fn reservations_use(reservations: &[Reservation]) -> Option<CommitmentUse> {
+    let mut used = 0u64;
+    let mut held = 0u64;
+    for r in reservations {
+        let spec = r.specific_reservation.as_ref()?;
+        used += spec.in_use_count?;
+        held += spec.count;
+    }
+    CommitmentUse::counted(
+        u32::try_from(used).unwrap_or(u32::MAX),
+        u32::try_from(held).ok()?,
+    )
 }
 
 fn description(tags: &BTreeMap<String, String>) -> String {
@@ -452,6 +486,7 @@ impl Commitments for ComputeCommitments {
                     description: description(tags),
                     specific_reservation: SpecificReservation {
                         count: u64::from(*count),
+                        in_use_count: None,
                         instance_properties: InstanceProperties {
                             machine_type: machine_type.clone(),
                             guest_accelerators: accelerator
@@ -533,6 +568,7 @@ impl Commitments for ComputeCommitments {
                             zone: location(zone)?.to_string(),
                             specific_reservation: SpecificReservation {
                                 count: u64::from(*count),
+                                in_use_count: None,
                                 instance_properties: InstanceProperties {
                                     machine_type: machine_type.clone(),
                                     guest_accelerators: Vec::new(),
@@ -643,6 +679,28 @@ impl Commitments for ComputeCommitments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn use_is_the_reservations_in_use_count_and_unknown_without_one() {
+        let r: Reservation = serde_json::from_value(serde_json::json!({"name": "r",
+            "specificReservation": {"count": "4", "inUseCount": "3",
+            "instanceProperties": {"machineType": "a3-highgpu-8g"}}}))
+        .unwrap();
+        let live = reservation_live(&r, "us-central1-a");
+        let u = live.in_use.unwrap();
+        assert_eq!((u.used_instances, u.utilization), (3, 0.75));
+        let c: Commitment = serde_json::from_value(serde_json::json!({"name": "c",
+            "reservations": [{"name": "c-r", "specificReservation": {"count": "2",
+            "inUseCount": "1"}}]}))
+        .unwrap();
+        assert_eq!(commitment_live(&c).in_use.unwrap().used_instances, 1);
+        let bare: Commitment = serde_json::from_value(serde_json::json!({"name": "c"})).unwrap();
+        assert_eq!(commitment_live(&bare).in_use, None, "only the bill says");
+        let unread: Reservation = serde_json::from_value(serde_json::json!({"name": "r",
+            "specificReservation": {"count": "4"}}))
+        .unwrap();
+        assert_eq!(reservation_live(&unread, "us-central1-a").in_use, None);
+    }
 
     #[test]
     fn request_ids_are_v4_uuids_and_differ() {

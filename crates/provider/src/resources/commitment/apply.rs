@@ -158,6 +158,7 @@ fn state_of(planned: &Value, c: &LiveCommitment) -> Value {
         // Azure: the order id of the quote apply bought under.
         set(&mut s, "offering_id", Value::string(&c.id));
     }
+    super::usage::record(&mut s, c.in_use.as_ref());
     s
 }
 
@@ -202,6 +203,7 @@ pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceRespo
     let diagnostics = match store.get(&location(current), &id).await {
         Ok(Some(c)) => {
             set(&mut state, "status", Value::string(c.status.as_str()));
+            super::usage::record(&mut state, c.in_use.as_ref());
             Diagnostics::new()
         }
         Ok(None) => {
@@ -216,6 +218,7 @@ pub async fn read(current: &Value, store: &dyn Commitments) -> ReadResourceRespo
                 CommitmentStatus::Cancelled
             };
             set(&mut state, "status", Value::string(status.as_str()));
+            super::usage::record(&mut state, None);
             Diagnostics::new()
         }
         Err(e) => Diagnostic::error("Cannot read the commitment", format!("{id}: {e}")).into(),

@@ -11,6 +11,7 @@ pub mod plan;
 pub mod resource;
 #[cfg(test)]
 mod tests;
+pub mod usage;
 
 use std::collections::BTreeMap;
 
@@ -88,6 +89,9 @@ pub fn schema() -> Schema {
             .attribute(money("break_even_utilization", "Share of committed hours that must be used for the commitment to cost less than on demand: effective ÷ on-demand (1 for a reservation at the on-demand rate)."))
             .attribute(Attribute::computed("price_source", Type::String).describe("Where the prices came from: the offering (EC2 `DescribeCapacityBlockOfferings`) and the catalog row of the on-demand price, with its date."))
             .attribute(Attribute::computed("commitment_id", Type::String).describe("The commitment's id in its cloud, after apply."))
+            .attribute(Attribute::computed("used_instances", Type::Number).describe("Read live: instances running in the commitment (EC2: total minus available instances; Compute Engine: the reservations' `inUseCount`; Azure capacity reservation: VMs allocated; Azure reservation: its utilization share of `instance_count`, rounded). Null where the cloud cannot say (a Compute Engine commitment without a reservation, an Azure reservation not measured yet)."))
+            .attribute(money("utilization", "Read live: share of the commitment in use, 0 to 1 (Azure reservations: the shortest-grain utilization Azure reports, a daily figure). Null where the cloud cannot say. A plan warns when an active commitment was under 0.5 at the last refresh."))
+            .attribute(money("idle_monthly_usd", "What the unused share costs a month, USD: `(1 - utilization)` × the monthly equivalent (`monthly_usd` when nothing is paid up front, else `effective_usd_per_gpu_hour × gpus × 730`). Null when `utilization` is."))
             .attribute(Attribute::computed("status", Type::String).describe("Read live: `scheduled` (bought, not started, or being paid), `active`, `expired`, `cancelled`, `failed`. A commitment the cloud no longer lists is `expired` when its end has passed, else `cancelled`."))
             .block(cloud_blocks::aws::block())
             .block(cloud_blocks::azure::block()),

@@ -51,6 +51,22 @@ pub struct CommitmentModel {
     pub commitment_id: Tf<String>,
     /// `total_usd`.
     pub total_usd: Tf<f64>,
+    /// `upfront_usd`.
+    pub upfront_usd: Tf<f64>,
+    /// `monthly_usd`.
+    pub monthly_usd: Tf<f64>,
+    /// `gpus`.
+    pub gpus: Tf<f64>,
+    /// `effective_usd_per_gpu_hour`.
+    pub effective_usd_per_gpu_hour: Tf<f64>,
+    /// `status`.
+    pub status: Tf<String>,
+    /// `used_instances`.
+    pub used_instances: Tf<f64>,
+    /// `utilization`.
+    pub utilization: Tf<f64>,
+    /// `idle_monthly_usd`.
+    pub idle_monthly_usd: Tf<f64>,
     /// The `aws` block.
     pub aws: Tf<AwsBlock>,
     /// The `azure` block.

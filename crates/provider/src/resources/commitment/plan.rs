@@ -262,6 +262,9 @@ fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceC
             set(&mut planned, "on_destroy", new_on_destroy);
         }
     }
+    if let Some(w) = super::usage::low_use_warning(prior) {
+        d.push(w);
+    }
     respond(planned, d)
 }
 
@@ -293,7 +296,14 @@ async fn plan_create(
     offerings: OfferingSource<'_>,
 ) -> PlanResourceChangeResponse {
     let mut planned = proposed.clone();
-    for name in ["id", "commitment_id", "status"] {
+    for name in [
+        "id",
+        "commitment_id",
+        "status",
+        "used_instances",
+        "utilization",
+        "idle_monthly_usd",
+    ] {
         set(&mut planned, name, Value::unknown());
     }
     if INPUTS
@@ -530,7 +540,7 @@ fn round(x: f64) -> f64 {
 /// `reservation.usd_per_gpu_hour`) sees the same number at plan and at apply. As a binary
 /// float, Terraform 1.0 finds `7.673` (float) and `7.673` (decimal) different and fails
 /// the apply with "inconsistent final plan".
-fn decimal(x: f64) -> Value {
+pub(super) fn decimal(x: f64) -> Value {
     let r = round(x);
     match tfplugin::value::Number::parse(&format!("{r}")) {
         Ok(n) if r.is_finite() => Value::number(n),

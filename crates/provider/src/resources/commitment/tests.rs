@@ -75,6 +75,7 @@ impl Commitments for Shared {
             start: Some(unix_now() as i64),
             end: None,
             tags: tags.clone(),
+            in_use: None,
         };
         bought.push(c.clone());
         Ok(c)
