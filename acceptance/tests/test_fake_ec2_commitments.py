@@ -501,3 +501,16 @@ def test_a_lost_create_answer_is_recovered_by_the_client_token(fake, client):
     assert [r["CapacityReservationId"] for r in
             client.describe_capacity_reservations()["CapacityReservations"]] == \
         [retried["CapacityReservationId"]]
+
+
+def test_usage_lowers_available_instances_within_the_reservation(fake, client):
+    r = create(client, ClientToken="usage-1")
+    rid = r["CapacityReservationId"]
+    control(fake, "/_fake/usage", {"region": REGION, "reservation_id": rid, "used": 1})
+    (read,) = client.describe_capacity_reservations(
+        CapacityReservationIds=[rid])["CapacityReservations"]
+    assert (read["TotalInstanceCount"], read["AvailableInstanceCount"]) == (2, 1)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        control(fake, "/_fake/usage", {"region": REGION, "reservation_id": rid, "used": 3})
+    assert refused.value.code == 400
+    assert "used must be 0 to 2" in json.loads(refused.value.read())["error"]
