@@ -287,3 +287,41 @@ def test_a_reservation_reads_its_use_and_warns_while_under_half(aws_tf, ec2):
     res = wd.run("plan")
     assert "% used" not in res.output, res.output
     wd.assert_plan_empty()
+
+
+def test_commitments_bought_elsewhere_are_imported_and_plan_empty(aws_tf, ec2):
+    seed_blocks(ec2, 2500.0)
+    wd = aws_tf.workdir(files={"main.tf": provider(ec2, allow=True) + block() + reservation()})
+    wd.run("apply")
+    block_id = wd.resource("gpu_commitment.block")["commitment_id"]
+    floor = wd.resource("gpu_commitment.floor")
+    for address in ("gpu_commitment.block", "gpu_commitment.floor"):
+        wd.run("state", "rm", address)
+    # The configuration a person writes for what exists: the instance type, not `gpu`.
+    imported = block() + reservation().replace(
+        'gpu            = "h100"\n  gpu_count      = 8\n',
+        f'instance_type  = "{floor["instance_type"]}"\n')
+    (wd.path / "main.tf").write_text(provider(ec2, allow=False) + imported)
+
+    # A wrong kind or a malformed id is refused, naming the forms; nothing is read in.
+    res = wd.fails("import", "gpu_commitment.block", f"aws_capacity_reservation/{REGION}/{block_id}")
+    assert f"{block_id} is a aws_capacity_block, not a aws_capacity_reservation" in \
+        " ".join(res.output.split()), res.output
+    res = wd.fails("import", "gpu_commitment.block", block_id)
+    assert "Invalid import id" in res.output and "aws_capacity_block/<region>/<cr-id>" in \
+        " ".join(res.output.split())
+
+    wd.run("import", "gpu_commitment.block", f"aws_capacity_block/{REGION}/{block_id}")
+    wd.run("import", "gpu_commitment.floor",
+           f"aws_capacity_reservation/{REGION}/{floor['commitment_id']}")
+    wd.assert_plan_empty()
+    b, f = wd.resource("gpu_commitment.block"), wd.resource("gpu_commitment.floor")
+    assert b["duration_hours"] == HOURS and b["tags"] == {"purpose": "training"}
+    assert b["upfront_usd"] is None and "not read back" in b["price_source"]
+    assert b["gpus"] == 8
+    # Priced as a plan prices it: the catalog's on-demand rate.
+    for key in ("hourly_usd", "monthly_usd", "gpus", "zone", "instance_count"):
+        assert f[key] == floor[key], key
+    assert f["used_instances"] == 0 and f["status"] == "active"
+    assert len(calls(ec2, "PurchaseCapacityBlock")) == 1
+    assert len(calls(ec2, "CreateCapacityReservation")) == 1, "import buys nothing"

@@ -240,3 +240,28 @@ def test_use_is_read_from_azure_and_low_use_warns_with_the_idle_money(az_tf, arm
     assert "Commitment 30% used: $57,400.00/month idle" in flat(res), res.output
     assert "had 1 of 2 instances in use" in flat(res)
     assert flat(res).count("% used") == 1
+
+
+def test_commitments_are_imported_and_plan_empty(az_tf, arm):
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + RESERVATION + CAPACITY})
+    wd.run("apply")
+    ri, hold = wd.resource("gpu_commitment.ri"), wd.resource("gpu_commitment.hold")
+    for address in ("gpu_commitment.ri", "gpu_commitment.hold"):
+        wd.run("state", "rm", address)
+    # Azure reservations carry no tags: an imported one is written without them.
+    imported = RESERVATION.replace('  tags           = { team = "ml" }\n', "") + \
+        CAPACITY.replace('gpu            = "H100"\n  gpu_count      = 8\n',
+                         f'instance_type  = "{hold["instance_type"]}"\n')
+    (wd.path / "main.tf").write_text(provider(arm, allow=False) + imported)
+    (group,) = arm.state()["capacity_reservation_groups"]
+    (name,) = group["capacityReservations"]
+    wd.run("import", "gpu_commitment.ri", f"azure_reservation/eastus/{ri['commitment_id']}")
+    wd.run("import", "gpu_commitment.hold",
+           f"azure_capacity_reservation/eastus/rg-gpu/{group['name']}/{name}")
+    wd.assert_plan_empty()
+    r, h = wd.resource("gpu_commitment.ri"), wd.resource("gpu_commitment.hold")
+    assert (r["instance_type"], r["instance_count"], r["term"]) == (SKU, 2, "1y")
+    assert r["total_usd"] is None and "not read back" in r["price_source"]
+    assert h["commitment_id"] == hold["commitment_id"] and h["zone"] == "1"
+    assert h["hourly_usd"] == hold["hourly_usd"]
+    assert arm.state()["purchases"] == [ri["commitment_id"]], "import buys nothing"

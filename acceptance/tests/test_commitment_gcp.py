@@ -209,3 +209,26 @@ def test_use_is_read_from_the_reservations_in_use_count(gcp_tf, compute):
     assert cud["used_instances"] == 1 and cud["utilization"] == 1
     res = wd.run("plan")
     assert "% used" not in res.output
+
+
+def test_commitments_are_imported_by_kind_location_and_name_and_plan_empty(gcp_tf, compute):
+    wd = gcp_tf.workdir(files={"main.tf": provider(compute) + RESERVATION + CUD})
+    wd.run("apply")
+    floor, cud = wd.resource("gpu_commitment.floor"), wd.resource("gpu_commitment.cud")
+    for address in ("gpu_commitment.floor", "gpu_commitment.cud"):
+        wd.run("state", "rm", address)
+    imported_cud = CUD.replace('gpu            = "H100"\n  gpu_count      = 8\n',
+                               f'instance_type  = "{MACHINE}"\n')
+    (wd.path / "main.tf").write_text(provider(compute, allow=False) + RESERVATION + imported_cud)
+    res = wd.fails("import", "gpu_commitment.floor", f"gcp_reservation/{REGION}/{floor['id']}")
+    assert "is not a zone" in flat(res)
+    wd.run("import", "gpu_commitment.floor", f"gcp_reservation/{ZONE}/{floor['id']}")
+    wd.run("import", "gpu_commitment.cud", f"gcp_commitment/{REGION}/{cud['id']}")
+    wd.assert_plan_empty()
+    f, c = wd.resource("gpu_commitment.floor"), wd.resource("gpu_commitment.cud")
+    assert f["tags"] == {"team": "ml"}, "read back from the description the purchase wrote"
+    assert c["term"] == "1y" and c["zone"] == ZONE and c["instance_count"] == 1
+    for key in ("hourly_usd", "total_usd", "gpus"):
+        assert c[key] == cud[key], key
+    assert f["monthly_usd"] == floor["monthly_usd"]
+    assert len(compute.state()["commitments"]) == 1, "import buys nothing"

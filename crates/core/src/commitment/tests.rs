@@ -215,6 +215,10 @@ impl Commitments for Memory {
             end: None,
             tags: tags.clone(),
             in_use: None,
+            term_years: None,
+            billing_plan: None,
+            platform: None,
+            match_criteria: None,
         };
         bought.push(c.clone());
         if std::mem::take(&mut *self.lose_next_answer.lock().unwrap()) {

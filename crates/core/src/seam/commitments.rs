@@ -241,6 +241,14 @@ pub struct LiveCommitment {
     /// How much of it is in use, as the cloud reports it; `None` where the cloud cannot
     /// say (never a zero it did not measure).
     pub in_use: Option<CommitmentUse>,
+    /// Its term in years, for kinds bought for a term (committed use, Azure reservations).
+    pub term_years: Option<u32>,
+    /// How it is paid, lower-case (`upfront`, `monthly`), where the cloud says.
+    pub billing_plan: Option<String>,
+    /// The platform of the instances it holds (EC2 `Linux/UNIX`, …), where the cloud says.
+    pub platform: Option<String>,
+    /// Which instances may use it (EC2 `open` or `targeted`), where the cloud says.
+    pub match_criteria: Option<String>,
 }
 
 /// How much of a commitment runs: the instances in it and their share of what it holds.

@@ -168,6 +168,10 @@ fn to_live(r: &CapacityReservation) -> LiveCommitment {
             .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or("").to_string())))
             .collect(),
         in_use: in_use(r),
+        term_years: None,
+        billing_plan: None,
+        platform: r.instance_platform().map(|p| p.as_str().to_string()),
+        match_criteria: r.instance_match_criteria().map(|c| c.as_str().to_string()),
     }
 }
 

@@ -200,6 +200,34 @@ fn order_live(body: &Value) -> LiveCommitment {
         end: parse_rfc3339(&text("expiryDateTime")).or_else(|| parse_rfc3339(&text("expiryDate"))),
         tags: BTreeMap::new(),
         in_use: None,
+        term_years: match text("term").as_str() {
+            "P1Y" => Some(1),
+            "P3Y" => Some(3),
+            "P5Y" => Some(5),
+            _ => None,
+        },
+        billing_plan: Some(text("billingPlan").to_ascii_lowercase()).filter(|b| !b.is_empty()),
+        platform: None,
+        match_criteria: None,
+    }
+}
+
+/// What an order's reservations (`GET …/reservations`) hold: the VM size (of the first)
+/// and the instances (all), set on `live`.
+fn order_holdings(live: &mut LiveCommitment, list: &Value) {
+    let items = list.get("value").and_then(Value::as_array);
+    let Some(items) = items.filter(|i| !i.is_empty()) else {
+        return;
+    };
+    if let Some(sku) = items[0].pointer("/sku/name").and_then(Value::as_str) {
+        live.instance_type = sku.to_string();
+    }
+    let quantity: u64 = items
+        .iter()
+        .filter_map(|r| r.pointer("/properties/quantity").and_then(Value::as_u64))
+        .sum();
+    if quantity > 0 {
+        live.instance_count = quantity as u32;
     }
 }
 
@@ -282,6 +310,10 @@ fn capacity_live(body: &Value) -> LiveCommitment {
                     .map_or(0, Vec::len);
                 CommitmentUse::counted(used as u32, held)
             }),
+        term_years: None,
+        billing_plan: None,
+        platform: None,
+        match_criteria: None,
         tags: body
             .get("tags")
             .and_then(Value::as_object)
@@ -455,16 +487,19 @@ impl Commitments for AzureCommitments {
             return Ok(None);
         };
         let mut live = order_live(&body);
-        if live.status == CommitmentStatus::Active {
-            // Utilization is measured per reservation of the order, not on the order.
-            let reservations = self
-                .get_path(
-                    &format!("{path}/reservations"),
-                    CAPACITY_API_VERSION,
-                    "read the reservations of the order",
-                )
-                .await?;
-            live.in_use = reservations.as_ref().and_then(orders_use);
+        // The VM size and the utilization are the order's reservations', not the order's.
+        let reservations = self
+            .get_path(
+                &format!("{path}/reservations"),
+                CAPACITY_API_VERSION,
+                "read the reservations of the order",
+            )
+            .await?;
+        if let Some(list) = &reservations {
+            order_holdings(&mut live, list);
+            if live.status == CommitmentStatus::Active {
+                live.in_use = orders_use(list);
+            }
         }
         Ok(Some(live))
     }

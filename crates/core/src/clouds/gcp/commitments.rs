@@ -81,6 +81,8 @@ pub(super) fn operation_error(what: &str, e: &OperationError) -> CloudError {
 struct Reservation {
     name: String,
     #[serde(default)]
+    description: String,
+    #[serde(default)]
     status: String,
     #[serde(default)]
     zone: String,
@@ -132,13 +134,16 @@ struct ReservationInsert<'a> {
 struct Commitment {
     name: String,
     #[serde(default)]
+    description: String,
+    #[serde(default)]
     status: String,
     #[serde(default)]
     start_timestamp: Option<String>,
     #[serde(default)]
     end_timestamp: Option<String>,
+    /// `TWELVE_MONTH` or `THIRTY_SIX_MONTH`.
     #[serde(default)]
-    resources: Vec<CommitmentResource>,
+    plan: String,
     /// The reservations created with it (a GPU commitment needs one).
     #[serde(default)]
     reservations: Vec<Reservation>,
@@ -413,8 +418,12 @@ fn reservation_live(r: &Reservation, zone: &str) -> LiveCommitment {
         instance_count: spec.map_or(0, |s| s.count as u32),
         start: r.creation_timestamp.as_deref().and_then(parse_rfc3339),
         end: None,
-        tags: BTreeMap::new(),
+        tags: tags_of(&r.description),
         in_use: reservations_use(std::slice::from_ref(r)),
+        term_years: None,
+        billing_plan: None,
+        platform: None,
+        match_criteria: None,
     }
 }
 
@@ -425,22 +434,39 @@ fn commitment_live(c: &Commitment) -> LiveCommitment {
         "CANCELED" | "CANCELLED" => CommitmentStatus::Cancelled,
         _ => CommitmentStatus::Scheduled, // NOT_YET_ACTIVE, CREATING
     };
+    // A GPU commitment attaches a reservation of its machines: their type, count and
+    // zone are the commitment's (without one, only its resources are known).
+    let first = c.reservations.first();
+    let spec = first.and_then(|r| r.specific_reservation.as_ref());
     LiveCommitment {
         id: c.name.clone(),
         kind: CommitmentKind::GcpCommitment,
         status,
         cloud_state: c.status.clone(),
-        zone: None,
-        instance_type: String::new(),
+        zone: first
+            .filter(|r| !r.zone.is_empty())
+            .map(|r| last_segment(&r.zone).to_string()),
+        instance_type: spec
+            .map(|s| last_segment(&s.instance_properties.machine_type).to_string())
+            .unwrap_or_default(),
         instance_count: c
-            .resources
+            .reservations
             .iter()
-            .find(|r| r.kind == "ACCELERATOR")
-            .map_or(0, |r| r.amount as u32),
+            .filter_map(|r| r.specific_reservation.as_ref())
+            .map(|s| s.count as u32)
+            .sum(),
         start: c.start_timestamp.as_deref().and_then(parse_rfc3339),
         end: c.end_timestamp.as_deref().and_then(parse_rfc3339),
-        tags: BTreeMap::new(),
+        tags: tags_of(&c.description),
         in_use: reservations_use(&c.reservations),
+        term_years: match c.plan.as_str() {
+            "TWELVE_MONTH" => Some(1),
+            "THIRTY_SIX_MONTH" => Some(3),
+            _ => None,
+        },
+        billing_plan: None,
+        platform: None,
+        match_criteria: None,
     }
 }
 
@@ -461,9 +487,27 @@ fn reservations_use(reservations: &[Reservation]) -> Option<CommitmentUse> {
     )
 }
 
+/// The start of the description of what the provider buys (Compute commitments and
+/// reservations have no labels, so the tags go there).
+const BOUGHT_BY: &str = "Bought by terraform-provider-gpu. ";
+
 fn description(tags: &BTreeMap<String, String>) -> String {
     let pairs: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("Bought by terraform-provider-gpu. {}", pairs.join(", "))
+    format!("{BOUGHT_BY}{}", pairs.join(", "))
+}
+
+/// The tags [`description`] wrote; none for a description the provider did not write.
+fn tags_of(description: &str) -> BTreeMap<String, String> {
+    description
+        .strip_prefix(BOUGHT_BY)
+        .map(|pairs| {
+            pairs
+                .split(", ")
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[async_trait]
@@ -679,6 +723,15 @@ impl Commitments for ComputeCommitments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tags_are_read_back_from_the_description_the_provider_wrote() {
+        let tags: BTreeMap<String, String> = [("gpu.tf/commitment", "gpu-tf-1"), ("team", "ml")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        assert_eq!(tags_of(&description(&tags)), tags);
+        assert!(tags_of("someone else's reservation").is_empty());
+    }
 
     #[test]
     fn use_is_the_reservations_in_use_count_and_unknown_without_one() {

@@ -6,6 +6,7 @@
 
 pub mod apply;
 pub mod cloud_blocks;
+pub mod import;
 pub mod model;
 pub mod plan;
 pub mod resource;

@@ -288,7 +288,7 @@ const INPUTS: &[&str] = &[
     "aws",
 ];
 
-async fn plan_create(
+pub(super) async fn plan_create(
     proposed: &Value,
     config: &Value,
     settings: &Settings,

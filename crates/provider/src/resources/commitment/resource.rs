@@ -5,9 +5,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use gpu_core::catalog::Catalog;
 use tfplugin::provider::{
-    ApplyResourceChangeResponse, PlanResourceChangeResponse, ReadResourceResponse,
+    ApplyResourceChangeResponse, ImportResourceStateResponse, PlanResourceChangeResponse,
+    ReadResourceResponse,
 };
-use tfplugin::resource::{ApplyRequest, PlanRequest, ReadRequest, ValidateRequest};
+use tfplugin::resource::{
+    ApplyRequest, ImportRequest, PlanRequest, ReadRequest, ValidateRequest, imported,
+};
 use tfplugin::{Diagnostics, Resource, Schema};
 
 use super::model::CommitmentModel;
@@ -110,6 +113,15 @@ impl Resource for CommitmentResource {
             store.as_ref(),
         )
         .await
+    }
+
+    /// `<kind>/<location>/<id>`: read from the cloud, never bought or changed.
+    async fn import(&self, request: ImportRequest) -> ImportResourceStateResponse {
+        let settings = self.provider.commitment_settings();
+        match super::import::import(request.id(), &settings).await {
+            Ok(state) => imported(state),
+            Err(d) => d.into(),
+        }
     }
 
     async fn read(&self, request: ReadRequest) -> ReadResourceResponse {

@@ -76,6 +76,10 @@ impl Commitments for Shared {
             end: None,
             tags: tags.clone(),
             in_use: None,
+            term_years: None,
+            billing_plan: None,
+            platform: None,
+            match_criteria: None,
         };
         bought.push(c.clone());
         Ok(c)
