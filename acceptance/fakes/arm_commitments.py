@@ -75,10 +75,13 @@ _GROUP = (_SUB + r"/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.compute/"
 _ORDER = r"/providers/microsoft\.capacity/reservationorders/(?P<order>[^/]+)"
 ROUTES = [
     ("price", re.compile(r"/providers/microsoft\.capacity/calculateprice", re.I)),
+    ("orders", re.compile(r"/providers/microsoft\.capacity/reservationorders", re.I)),
     ("order", re.compile(_ORDER, re.I)),
     ("order_reservations", re.compile(_ORDER + "/reservations", re.I)),
     ("order_reservation", re.compile(_ORDER + "/reservations/(?P<res>[^/]+)", re.I)),
     ("capacity_unknown", re.compile(r"/providers/microsoft\.capacity(/.*)?", re.I)),
+    ("groups", re.compile(_SUB + r"/providers/microsoft\.compute/capacityreservationgroups",
+                          re.I)),
     ("group", re.compile(_GROUP, re.I)),
     ("reservations", re.compile(_GROUP + "/capacityreservations", re.I)),
     ("reservation", re.compile(_GROUP + "/capacityreservations/(?P<res>[^/]+)", re.I)),
@@ -87,13 +90,14 @@ ROUTES = [
     ("compute_unknown", re.compile(_SUB + r"(/resourcegroups/[^/]+)?/providers/"
                                           r"microsoft\.compute(/.*)?", re.I)),
 ]
-CAPACITY_KINDS = ("price", "order", "order_reservations", "order_reservation",
+CAPACITY_KINDS = ("price", "orders", "order", "order_reservations", "order_reservation",
                   "capacity_unknown")
-METHODS = {"price": ("POST",), "order": ("GET", "PUT"), "order_reservations": ("GET",),
+METHODS = {"price": ("POST",), "orders": ("GET",), "groups": ("GET",), "order": ("GET", "PUT"), "order_reservations": ("GET",),
            "order_reservation": ("GET",), "group": ("GET", "PUT", "DELETE"),
            "reservations": ("GET",), "reservation": ("GET", "PUT", "DELETE"),
            "operation": ("GET",)}
-RESOURCE_TYPES = {"price": "calculatePrice", "order": "reservationOrders",
+RESOURCE_TYPES = {"price": "calculatePrice", "orders": "reservationOrders",
+                  "groups": "capacityReservationGroups", "order": "reservationOrders",
                   "order_reservations": "reservationOrders/reservations",
                   "order_reservation": "reservationOrders/reservations",
                   "group": "capacityReservationGroups",
@@ -424,6 +428,11 @@ class ArmCommitments(FakeServer):
             return self._method_not_supported(request, kind)
         if kind == "price":
             return self._calculate(request)
+        if kind == "orders":  # every order the caller can read, one page
+            for order in self.orders.values():
+                self._advance_order(order)
+            return Response(200, {"value": [self._order_json(o)
+                                            for o in self.orders.values()]})
         order_id = m["order"].lower()
         if kind == "order" and request.method == "PUT":
             return self._purchase(request, order_id)
@@ -748,6 +757,10 @@ class ArmCommitments(FakeServer):
             return self._method_not_supported(request, kind)
         if kind == "operation":
             return self._operation(request, m)
+        if kind == "groups":  # the subscription's groups, one page
+            return Response(200, {"value": [
+                self._group_json(g) for g in self.groups.values()
+                if g["subscription"].lower() == m["sub"].lower()]})
         if m["rg"].lower() not in sub["resource_groups"]:
             return arm_error(404, "ResourceGroupNotFound",
                              f"Resource group '{m['rg']}' could not be found.")

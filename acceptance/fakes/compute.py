@@ -535,6 +535,7 @@ class Compute(FakeServer):
     ROUTES = [
         ("POST", re.compile(_Z + r"/reservations"), "insert_reservation", True),
         ("GET", re.compile(_Z + r"/reservations"), "list_reservations", False),
+        ("GET", re.compile(_P + r"/aggregated/reservations"), "aggregated_reservations", False),
         ("GET", re.compile(_Z + r"/reservations/(?P<name>[^/]+)"), "get_reservation", False),
         ("DELETE", re.compile(_Z + r"/reservations/(?P<name>[^/]+)"), "delete_reservation",
          True),
@@ -827,6 +828,21 @@ class Compute(FakeServer):
         return self._list(request, items, "compute#reservationList",
                           f"projects/{project}/zones/{zone}/reservations",
                           f"{self._base(project)}/zones/{zone}/reservations")
+
+    def _aggregated_reservations(self, request: Request, p: dict, user: str) -> Response:
+        """`reservations.aggregatedList`: every zone's reservations under `items`, keyed
+        `zones/<zone>` (zones without any are left out; one page)."""
+        project = p["project"]
+        self._project(project)
+        items: dict[str, dict] = {}
+        for (pr, zone, _), r in sorted(self.reservations.items()):
+            if pr == project:
+                items.setdefault(f"zones/{zone}", {"reservations": []})["reservations"].append(
+                    self._reservation_json(r))
+        return Response(200, {"kind": "compute#reservationAggregatedList",
+                              "id": f"projects/{project}/aggregated/reservations",
+                              "items": items,
+                              "selfLink": f"{self._base(project)}/aggregated/reservations"})
 
     # --- commitments ----------------------------------------------------------------------
 

@@ -325,3 +325,29 @@ def test_commitments_bought_elsewhere_are_imported_and_plan_empty(aws_tf, ec2):
     assert f["used_instances"] == 0 and f["status"] == "active"
     assert len(calls(ec2, "PurchaseCapacityBlock")) == 1
     assert len(calls(ec2, "CreateCapacityReservation")) == 1, "import buys nothing"
+
+
+def test_the_inventory_lists_every_reservation_with_its_idle_money(aws_tf, ec2):
+    wd = aws_tf.workdir(files={"main.tf": provider(ec2, allow=True) + reservation()})
+    wd.run("apply")
+    floor = wd.resource("gpu_commitment.floor")
+    ec2.set_usage(REGION, floor["commitment_id"], 1)
+    (wd.path / "inventory.tf").write_text(f'''
+data "gpu_inventory" "c" {{
+  clouds  = ["aws"]
+  regions = ["{REGION}"]
+  kinds   = ["commitment"]
+}}
+
+output "items" {{
+  value = data.gpu_inventory.c.items
+}}
+''')
+    wd.run("apply")
+    (item,) = wd.outputs()["items"]
+    assert item["name"] == floor["commitment_id"] and item["managed"] is True
+    assert (item["nodes"], item["used_instances"], item["utilization"]) == (2, 1, 0.5)
+    assert item["gpu"] == "H100" and item["gpu_count"] == 8
+    assert item["monthly_usd"] == pytest.approx(floor["monthly_usd"] / 2, rel=1e-4)
+    assert item["labels"] == {"team": "ml"}, "the provider's marker left out"
+    assert item["import_id"] == f"aws_capacity_reservation/{REGION}/{floor['commitment_id']}"

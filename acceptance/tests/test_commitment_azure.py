@@ -265,3 +265,31 @@ def test_commitments_are_imported_and_plan_empty(az_tf, arm):
     assert h["commitment_id"] == hold["commitment_id"] and h["zone"] == "1"
     assert h["hourly_usd"] == hold["hourly_usd"]
     assert arm.state()["purchases"] == [ri["commitment_id"]], "import buys nothing"
+
+
+def test_the_inventory_lists_orders_and_capacity_reservations(az_tf, arm):
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + RESERVATION + CAPACITY})
+    wd.run("apply")
+    ri, hold = wd.resource("gpu_commitment.ri"), wd.resource("gpu_commitment.hold")
+    arm.set_usage(ri["commitment_id"], 30)
+    (wd.path / "inventory.tf").write_text('''
+data "gpu_inventory" "c" {
+  regions = ["eastus"]
+  kinds   = ["commitment"]
+}
+
+output "items" {
+  value = data.gpu_inventory.c.items
+}
+''')
+    res = wd.run("apply")
+    assert "Cannot read" not in res.output, "only Azure has eastus: nothing else is read"
+    items = {i["name"]: i for i in wd.outputs()["items"]}
+    assert set(items) == {ri["commitment_id"], hold["commitment_id"]}
+    order, capacity = items[ri["commitment_id"]], items[hold["commitment_id"]]
+    assert (order["nodes"], order["utilization"], order["monthly_usd"]) == (2, 0.3, None), \
+        "Azure does not say what the reservation cost: no idle money, never $0"
+    assert "not read back" in order["price_source"]
+    assert (capacity["nodes"], capacity["used_instances"]) == (1, 0)
+    assert capacity["monthly_usd"] == pytest.approx(hold["monthly_usd"], rel=1e-4)
+    assert capacity["import_id"].startswith("azure_capacity_reservation/eastus/rg-gpu/")

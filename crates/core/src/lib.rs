@@ -20,6 +20,7 @@ pub mod cost;
 pub mod freshness;
 pub mod gpu;
 pub mod instance;
+pub mod inventory;
 pub mod model;
 pub mod offer;
 pub mod pool;

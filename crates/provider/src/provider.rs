@@ -183,6 +183,7 @@ pub fn new() -> Router<Arc<GpuProvider>> {
         .data_source(
             data_sources::capacity_block_offers::CapacityBlockOffers::new(provider.clone()),
         )
+        .data_source(data_sources::inventory::Inventory::new(provider.clone()))
         .data_source(data_sources::OfferSource::spot_offer(provider.clone()))
         .data_source(data_sources::OfferSource::offers(provider.clone()))
         .data_source(data_sources::OfferSource::commitment_sizing(
@@ -284,6 +285,7 @@ mod tests {
             [
                 "gpu_capacity_block_offers",
                 "gpu_commitment_sizing",
+                "gpu_inventory",
                 "gpu_models",
                 "gpu_offers",
                 "gpu_pool_placement",

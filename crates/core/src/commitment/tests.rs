@@ -248,6 +248,9 @@ impl Commitments for Memory {
     async fn cancel(&self, _r: &str, _id: &str) -> Result<(), CloudError> {
         Ok(())
     }
+    async fn list(&self, _r: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        Ok(self.bought.lock().unwrap().clone())
+    }
 }
 
 fn order() -> Order {

@@ -344,4 +344,8 @@ pub trait Commitments: Send + Sync {
 
     /// Cancels `id` (a cancellable kind).
     async fn cancel(&self, region: &str, id: &str) -> Result<(), CloudError>;
+
+    /// Every commitment in `region` (its zones included) that the credentials can read,
+    /// bought by anyone, in any state. Read-only: what an inventory lists.
+    async fn list(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError>;
 }

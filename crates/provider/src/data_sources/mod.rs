@@ -6,6 +6,7 @@ pub mod availability_args;
 pub mod capacity_block_offers;
 pub mod commitment_sizing;
 pub mod gpu_models;
+pub mod inventory;
 pub mod offer_query;
 pub mod offers;
 pub mod pool_placement;

@@ -362,6 +362,11 @@ impl Commitments for Ec2Commitments {
         self.describe(region, None, Some(filter)).await
     }
 
+    async fn list(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        // Capacity blocks are capacity reservations too (`ReservationType`).
+        self.describe(region, None, None).await
+    }
+
     async fn cancel(&self, region: &str, id: &str) -> Result<(), CloudError> {
         let client = self.client(region);
         send(

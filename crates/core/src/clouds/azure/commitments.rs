@@ -109,6 +109,106 @@ impl AzureCommitments {
             .map(|b| capacity_live(&b)))
     }
 
+    /// Every item of an ARM list at `url`, following `nextLink`.
+    async fn list_all(&self, url: String, what: &str) -> Result<Vec<Value>, CloudError> {
+        let mut url = url;
+        let mut out = Vec::new();
+        loop {
+            let a = self.arm.call(Method::GET, &url, None, &[], what).await?;
+            if let Some(items) = a.body.get("value").and_then(Value::as_array) {
+                out.extend(items.iter().cloned());
+            }
+            match a.body.get("nextLink").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() && next != url => url = next.to_string(),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// The reservation orders the credentials can read whose reservations are in
+    /// `region`, each with what it holds and its use.
+    async fn orders_in(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        let orders = self
+            .list_all(
+                self.arm.url(
+                    "/providers/Microsoft.Capacity/reservationOrders",
+                    CAPACITY_API_VERSION,
+                ),
+                "list the reservation orders",
+            )
+            .await?;
+        let mut out = Vec::new();
+        for body in &orders {
+            let Some(name) = body.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let path = order_path(name)?;
+            let list = self
+                .get_path(
+                    &format!("{path}/reservations"),
+                    CAPACITY_API_VERSION,
+                    "read the reservations of the order",
+                )
+                .await?
+                .unwrap_or(Value::Null);
+            let here = list
+                .get("value")
+                .and_then(Value::as_array)
+                .is_some_and(|items| {
+                    items.iter().any(|r| {
+                        r.get("location")
+                            .and_then(Value::as_str)
+                            .is_some_and(|l| same_location(l, region))
+                    })
+                });
+            if !here {
+                continue;
+            }
+            let mut live = order_live(body);
+            order_holdings(&mut live, &list);
+            if live.status == CommitmentStatus::Active {
+                live.in_use = orders_use(&list);
+            }
+            out.push(live);
+        }
+        Ok(out)
+    }
+
+    /// The subscription's capacity reservations in `region`, each with its instance view.
+    async fn capacity_in(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        let groups = self
+            .list_all(
+                self.arm.url(
+                    &format!(
+                        "/subscriptions/{}/providers/Microsoft.Compute/capacityReservationGroups",
+                        self.subscription
+                    ),
+                    COMPUTE_API_VERSION,
+                ),
+                "list the capacity reservation groups",
+            )
+            .await?;
+        let mut out = Vec::new();
+        for g in &groups {
+            let in_region = g
+                .get("location")
+                .and_then(Value::as_str)
+                .is_some_and(|l| same_location(l, region));
+            let ids = g
+                .pointer("/properties/capacityReservations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.get("id").and_then(Value::as_str));
+            for id in ids.filter(|_| in_region) {
+                if let Some(live) = self.capacity_reservation(id).await? {
+                    out.push(live);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Polls a reservation order until its purchase has settled (not `Creating` or
     /// `PendingBilling`).
     async fn settle_order(&self, path: &str) -> Result<Value, CloudError> {
@@ -133,6 +233,17 @@ impl AzureCommitments {
         )
         .await
     }
+}
+
+/// Whether two Azure location spellings name the same region (`East US`, `eastus`).
+fn same_location(a: &str, b: &str) -> bool {
+    let canon = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    canon(a) == canon(b)
 }
 
 fn order_path(order_id: &str) -> Result<String, CloudError> {
@@ -521,6 +632,12 @@ impl Commitments for AzureCommitments {
             _ => key.to_string(),
         };
         Ok(self.get(location, &id).await?.into_iter().collect())
+    }
+
+    async fn list(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        let mut all = self.orders_in(region).await?;
+        all.extend(self.capacity_in(region).await?);
+        Ok(all)
     }
 
     async fn cancel(&self, _location: &str, id: &str) -> Result<(), CloudError> {

@@ -120,6 +120,32 @@ struct Accelerator {
     accelerator_count: u32,
 }
 
+/// A page of `regionCommitments.list`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CommitmentList {
+    #[serde(default)]
+    items: Vec<Commitment>,
+    #[serde(default)]
+    next_page_token: Option<String>,
+}
+
+/// A page of `reservations.aggregatedList`: each scope's (`zones/<zone>`) reservations.
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ReservationAggregatedList {
+    #[serde(default)]
+    items: BTreeMap<String, ReservationsScoped>,
+    #[serde(default)]
+    next_page_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct ReservationsScoped {
+    #[serde(default)]
+    reservations: Vec<Reservation>,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ReservationInsert<'a> {
@@ -362,6 +388,65 @@ impl ComputeCommitments {
             Ok(r) => Ok(Some(reservation_live(&r, zone))),
             Err(CloudError::NotFound(_)) => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+
+    /// Every reservation in the zones of `region` (`reservations.aggregatedList`, every
+    /// page), as commitments.
+    async fn reservations_in(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        let prefix = format!("zones/{}-", location(region)?);
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut path = format!("projects/{}/aggregated/reservations", self.project);
+            if let Some(t) = &token {
+                path.push_str(&format!("?pageToken={t}"));
+            }
+            let page: ReservationAggregatedList =
+                self.rest.get("reservations.aggregatedList", &path).await?;
+            for (scope, list) in &page.items {
+                if let Some(zone) = scope.strip_prefix("zones/")
+                    && scope.starts_with(&prefix)
+                {
+                    out.extend(list.reservations.iter().map(|r| reservation_live(r, zone)));
+                }
+            }
+            match page.next_page_token.filter(|t| !t.is_empty()) {
+                Some(t) if token.as_deref() != Some(t.as_str()) => token = Some(t),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// Every committed use discount of `region` (`regionCommitments.list`, every page),
+    /// and the names of the reservations they attach.
+    async fn commitments_in(
+        &self,
+        region: &str,
+    ) -> Result<(Vec<LiveCommitment>, Vec<String>), CloudError> {
+        let mut out = Vec::new();
+        let mut attached = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut path = format!(
+                "projects/{}/regions/{}/commitments",
+                self.project,
+                location(region)?
+            );
+            if let Some(t) = &token {
+                path.push_str(&format!("?pageToken={t}"));
+            }
+            let page: CommitmentList = self.rest.get("regionCommitments.list", &path).await?;
+            out.extend(page.items.iter().map(commitment_live));
+            attached.extend(
+                page.items
+                    .iter()
+                    .flat_map(|c| c.reservations.iter().map(|r| r.name.clone())),
+            );
+            match page.next_page_token.filter(|t| !t.is_empty()) {
+                Some(t) if token.as_deref() != Some(t.as_str()) => token = Some(t),
+                _ => return Ok((out, attached)),
+            }
         }
     }
 
@@ -682,6 +767,18 @@ impl Commitments for ComputeCommitments {
         key: &str,
     ) -> Result<Vec<LiveCommitment>, CloudError> {
         Ok(self.get(location, key).await?.into_iter().collect())
+    }
+
+    async fn list(&self, region: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        let (mut all, attached) = self.commitments_in(region).await?;
+        // A commitment's own reservations are listed with it, not again on their own.
+        all.extend(
+            self.reservations_in(region)
+                .await?
+                .into_iter()
+                .filter(|r| !attached.contains(&r.id)),
+        );
+        Ok(all)
     }
 
     async fn cancel(&self, location: &str, id: &str) -> Result<(), CloudError> {

@@ -101,6 +101,9 @@ impl Commitments for Shared {
         self.0.cancelled.lock().unwrap().push(id.to_string());
         Ok(())
     }
+    async fn list(&self, _r: &str) -> Result<Vec<LiveCommitment>, CloudError> {
+        Ok(self.0.bought.lock().unwrap().clone())
+    }
 }
 
 #[async_trait]
