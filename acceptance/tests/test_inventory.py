@@ -10,6 +10,10 @@ let a `check` block hold a budget across all of it.
 from __future__ import annotations
 
 import copy
+import io
+import json
+import re
+import subprocess
 
 import pytest
 
@@ -167,3 +171,61 @@ def test_the_estate_is_listed_priced_totalled_and_budgeted(gcp_tf, google):
             res.output
     requests = [r for r in google.compute.state()["requests"] if r["method"] != "GET"]
     assert len(requests) == 1, "listing never mutates: one insert, the purchase"
+
+
+def spend(provider_bin, google, cid: str, *flags: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "GOOGLE_APPLICATION_CREDENTIALS": str(google.key)}
+    return subprocess.run(
+        [str(provider_bin), "report", "spend", "--clouds", "gcp", "--regions", REGION,
+         "--cluster", cid, "--gcp-project", PROJECT, "--gcp-endpoint", google.front.url,
+         *flags], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_report_spend_prints_the_inventory_by_team_and_cloud_and_draws_it(
+        provider_bin, google, tmp_path):
+    cluster = "gke-spend"
+    google.gke.seed_cluster(PROJECT, REGION, cluster)
+    someone_elses_gpu_pool(google, cluster)
+    c = google.gke.clusters[(PROJECT, REGION, cluster)]
+    c["pools"]["their-l4"]["config"]["resourceLabels"] = {"team": "vision"}
+    cid = f"projects/{PROJECT}/locations/{REGION}/clusters/{cluster}"
+
+    table = spend(provider_bin, google, cid, "--kinds", "node_pool", "--by", "team,cloud")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:3] == ["TEAM", "CLOUD", "MONTHLY_USD"], table.stdout
+    assert lines[1].split()[:2] == ["vision", "gcp"] and lines[-1].startswith("all")
+
+    js = spend(provider_bin, google, cid, "--kinds", "node_pool", "--by", "team",
+               "--format", "json")
+    body = json.loads(js.stdout)
+    (row,) = body["rows"]
+    assert body["currency"] == "USD" and row["group"] == {"team": "vision"}
+    assert row["monthly_usd"] > 0 and row["items"] == 1
+    assert float(lines[1].split()[2]) == pytest.approx(row["monthly_usd"], abs=0.01)
+
+    svg = tmp_path / "spend.svg"
+    drawn = spend(provider_bin, google, cid, "--kinds", "node_pool", "--chart", str(svg))
+    assert drawn.returncode == 0, drawn.stderr
+    resvg = pytest.importorskip("resvg_py")
+    image = pytest.importorskip("PIL.Image")
+    png = bytes(resvg.svg_to_bytes(svg_string=svg.read_text(),
+                                   font_dirs=["/usr/share/fonts/truetype/dejavu"],
+                                   sans_serif_family="DejaVu Sans"))
+    picture = image.open(io.BytesIO(png)).convert("RGB")
+    assert picture.size[0] >= 760 and picture.size[1] > 100
+    colours = {colour for _, colour in picture.getcolors(maxcolors=1 << 16)}
+    assert (0x34, 0xA8, 0x53) in colours, "the Google Cloud bar is drawn in its colour"
+
+    def dark(box) -> int:
+        part = picture.crop(box).getcolors(maxcolors=1 << 16)
+        return sum(n for n, (r, g, b) in part if r + g + b < 450)
+
+    bar_top = int(float(re.search(r'<rect x="[^"]+" y="([^"]+)" width="[^"]+" height="22"',
+                                  svg.read_text()).group(1)))
+    assert dark((0, bar_top, 170, bar_top + 22)) > 40, "the bar's label is drawn left of it"
+    assert dark((0, picture.size[1] - 60, picture.size[0], picture.size[1])) > 300, \
+        "the money axis: its line, ticks, labels and title"
+
+    bad = spend(provider_bin, google, cid, "--kinds", "vm")
+    assert bad.returncode == 1 and "--kinds: \"vm\" is not a kind" in bad.stderr, bad.stderr

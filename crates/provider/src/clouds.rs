@@ -60,8 +60,8 @@ impl Clouds {
             .map(|e| Diagnostic::warning("Capacity event not recorded", e.to_string()))
     }
 
-    /// The clouds of provider block `config`, with a stop signal of their own.
-    #[cfg(test)]
+    /// The clouds of provider block `config`, with a stop signal of their own (the CLI's
+    /// account flags make such a block).
     pub fn of(config: &ProviderConfig) -> Self {
         Clouds::new(sessions_of(config), Cancel::new())
     }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::chart::{nice_step, short_usd};
 use gpu_core::commitment::{self, Commitment, Sizing, SizingInput};
 
 /// The flags of `commitment-size`.
@@ -248,31 +249,6 @@ pub fn table(s: &Sizing) -> String {
     out
 }
 
-/// A round step for about `ticks` ticks up to `max`: 1, 2 or 5 times a power of ten.
-fn nice_step(max: f64, ticks: f64) -> f64 {
-    let raw = (max / ticks).max(f64::MIN_POSITIVE);
-    let power = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * power)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * power);
-    step.max(1.0)
-}
-
-/// Money for an axis tick: `$0`, `$500`, `$12k`, `$1.5M`.
-fn short_usd(x: f64) -> String {
-    let trim = |v: f64| {
-        let t = format!("{v:.1}");
-        t.strip_suffix(".0").map(str::to_string).unwrap_or(t)
-    };
-    match x.abs() {
-        a if a >= 1e6 => format!("${}M", trim(x / 1e6)),
-        a if a >= 1e3 => format!("${}k", trim(x / 1e3)),
-        _ => format!("${}", trim(x)),
-    }
-}
-
 /// The cost curve as an SVG line chart: ticks on both axes, the floor and the optimum
 /// marked on the curve and named in a legend above the plot, so no label covers another.
 pub fn svg(s: &Sizing) -> String {
@@ -376,36 +352,7 @@ pub fn svg(s: &Sizing) -> String {
 mod tests {
     use super::*;
 
-    /// Each horizontal `<text>`: (left, right, baseline) in pixels, at 7.2 px a character
-    /// (12 px sans-serif), by its anchor.
-    fn text_boxes(chart: &str) -> Vec<(f64, f64, f64, String)> {
-        let attr = |tag: &str, name: &str| {
-            let key = format!(" {name}=\"");
-            tag.split(&key)
-                .nth(1)?
-                .split('"')
-                .next()?
-                .parse::<f64>()
-                .ok()
-        };
-        chart
-            .split("<text")
-            .skip(1)
-            .filter(|t| !t.contains("rotate("))
-            .map(|t| {
-                let (tag, rest) = t.split_once('>').unwrap();
-                let label = rest.split("</text>").next().unwrap().to_string();
-                let width = label.chars().count() as f64 * 7.2;
-                let x = attr(tag, "x").unwrap();
-                let left = match () {
-                    _ if tag.contains("text-anchor=\"middle\"") => x - width / 2.0,
-                    _ if tag.contains("text-anchor=\"end\"") => x - width,
-                    _ => x,
-                };
-                (left, left + width, attr(tag, "y").unwrap(), label)
-            })
-            .collect()
-    }
+    use crate::chart::text_boxes;
 
     #[test]
     fn chart_labels_never_overlap_and_both_axes_have_ticks() {

@@ -321,6 +321,10 @@ mod tests {
         "floor_nodes_up",
         "time to GPU",
         "cost --plan",
+        "import",
+        "inventory",
+        "report spend",
+        "utilization",
     ];
 
     /// The user-facing text files: README, CHANGELOG, ARCHITECTURE, docs/, examples/.

@@ -4,6 +4,7 @@
 #[macro_use]
 mod stdout;
 mod catalog_cli;
+mod chart;
 mod checks;
 mod cli;
 mod clouds;
@@ -23,6 +24,7 @@ mod plan_cost;
 mod provider;
 mod report_cli;
 mod resources;
+mod spend_cli;
 
 use std::process::ExitCode;
 

@@ -1,6 +1,7 @@
 //! `terraform-provider-gpu report`: what the events files say. `time-to-gpu` gives the
 //! seconds from a GPU request to GPUs ready (count, p50, p90, max) by cloud, region and
-//! GPU; `capacity` the clouds' capacity answers by day, place and outcome.
+//! GPU; `capacity` the clouds' capacity answers by day, place and outcome; `spend`
+//! (`spend_cli`) the money of what runs now, from the inventory.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,6 +17,9 @@ pub enum ReportCommand {
     TimeToGpu(ReportArgs),
     /// The clouds' capacity answers (stockout, quota, not offered) by day and place.
     Capacity(ReportArgs),
+    /// Monthly GPU spend of what the clouds run now (the inventory), by team, project,
+    /// cloud or any label; a table, JSON, or an SVG bar chart.
+    Spend(Box<crate::spend_cli::SpendArgs>),
 }
 
 /// Where the events are and how to print the report.
@@ -42,6 +46,7 @@ pub enum Format {
 pub fn run(command: &ReportCommand) -> ExitCode {
     let args = match command {
         ReportCommand::TimeToGpu(a) | ReportCommand::Capacity(a) => a,
+        ReportCommand::Spend(a) => return crate::spend_cli::run(a),
     };
     let events = match read(&args.events) {
         Ok(e) => e,
@@ -90,6 +95,7 @@ fn render(command: &ReportCommand, events: &[EventLine], format: Format) -> Stri
                 &report::capacity_cells(&rows),
             )
         }
+        (ReportCommand::Spend(_), _) => unreachable!("`spend` reads the clouds, not events"),
     }
 }
 

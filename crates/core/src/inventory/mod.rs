@@ -1,10 +1,11 @@
 //! The estate: every GPU node group, VM and commitment the clouds list, as one kind of
 //! [`Item`], priced from the catalog ([`price`]) and summed by group and cloud
-//! ([`totals`]). Money never counts a GPU-hour twice: what runs is priced as it runs, and a
+//! ([`totals`], and by any keys: [`spend`]). Money never counts a GPU-hour twice: what runs is priced as it runs, and a
 //! commitment counts only what it bills beyond what runs in it (its idle share).
 
 pub mod items;
 pub mod price;
+pub mod spend;
 pub mod totals;
 
 use std::collections::BTreeMap;

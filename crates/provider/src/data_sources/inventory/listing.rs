@@ -36,16 +36,35 @@ pub async fn read(
                 instances(listing, clouds, catalog, &mut items, &mut unread).await
             }
             ItemKind::Commitment => {
+                // After a cloud's first failure its other regions are not asked: the same
+                // credentials or endpoint would fail each one in turn, slowly.
+                let mut failed: Vec<Cloud> = Vec::new();
                 for (cloud, region) in &listing.regions {
+                    if failed.contains(cloud) {
+                        continue;
+                    }
                     match list_commitments(*cloud, region, clouds).await {
                         Ok(list) => items.extend(
                             list.iter()
                                 .map(|c| commitment_item(c, *cloud, region, catalog)),
                         ),
-                        Err(why) => unread.push(Unread {
-                            what: format!("{} {region} commitments", cloud_name(*cloud)),
-                            why,
-                        }),
+                        Err(why) => {
+                            failed.push(*cloud);
+                            let rest = listing
+                                .regions
+                                .iter()
+                                .filter(|(c, r)| c == cloud && r > region)
+                                .count();
+                            let why = if rest == 0 {
+                                why
+                            } else {
+                                format!("{why} (its {rest} regions after it were not asked)")
+                            };
+                            unread.push(Unread {
+                                what: format!("{} {region} commitments", cloud_name(*cloud)),
+                                why,
+                            });
+                        }
                     }
                 }
             }
@@ -210,10 +229,14 @@ async fn instances(
                         items.push(instance_item(vm, *cloud, tag, Some(id), catalog));
                     }
                 }
-                Err(e) => unread.push(Unread {
-                    what,
-                    why: e.to_string(),
-                }),
+                Err(e) => {
+                    unread.push(Unread {
+                        what,
+                        why: e.to_string(),
+                    });
+                    // The other regions would fail the same way.
+                    break;
+                }
             }
         }
     }

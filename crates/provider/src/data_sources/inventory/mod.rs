@@ -17,9 +17,46 @@ use tfplugin::resource::{ReadDataRequest, ValidateRequest};
 use tfplugin::schema::{Attribute, Block};
 use tfplugin::{DataSource, Diagnostic, Diagnostics, Schema, Type, Value};
 
+use crate::clouds::Clouds;
 use crate::resources::commitment::resource::CommitmentProvider;
 
 use args::check;
+
+/// What an inventory found: the items, the places it could not read, and the label keys
+/// to total by.
+pub struct Found {
+    /// Everything listed.
+    pub items: Vec<Item>,
+    /// Places not read, each a warning.
+    pub unread: Vec<gpu_core::inventory::Unread>,
+    /// `group_by`.
+    pub group_by: Vec<String>,
+}
+
+/// Lists what `config` (the data source's arguments) asks through `clouds`: the data
+/// source and `report spend` share it. Without `clouds`, a cloud whose account the
+/// provider settings do not name is left out.
+pub async fn list(
+    config: &Value,
+    clouds: &Clouds,
+    catalog: &Catalog,
+) -> Result<Found, Diagnostics> {
+    let mut listing = check(config, catalog)?;
+    if config.get_attr("clouds").is_none_or(Value::is_null) {
+        listing.clouds.retain(|c| match c {
+            gpu_core::offer::Cloud::Azure => clouds.azure_subscription().is_some(),
+            gpu_core::offer::Cloud::Gcp => clouds.gcp_project().is_some(),
+            _ => true,
+        });
+        listing.regions.retain(|(c, _)| listing.clouds.contains(c));
+    }
+    let (items, unread) = listing::read(&listing, clouds, catalog).await;
+    Ok(Found {
+        items,
+        unread,
+        group_by: listing.group_by,
+    })
+}
 
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_inventory";
@@ -63,7 +100,7 @@ pub fn schema() -> Schema {
     Schema::new(
         Block::new("What runs on GPUs across the clouds, read live: the GPU node groups of the clusters in `clusters` (the provider's and others with GPU machine types), the provider's own GPU VMs, and every commitment (capacity blocks and reservations, committed use, Azure reservations and capacity reservations) in the regions asked, priced from the catalog and totalled by cloud and by the labels in `group_by`. Read-only. A place the credentials cannot read is a warning naming it; the rest is listed. Money never counts a GPU-hour twice: node groups and VMs are priced as they run, and a commitment counts only its idle share.")
             .attribute(Attribute::optional("clouds", list()).describe("Clouds to read: `aws`, `azure`, `gcp`. Default: AWS, plus Azure when the provider block sets `azure.subscription_id` and Google Cloud when it sets `gcp.project`."))
-            .attribute(Attribute::optional("regions", list()).describe("Regions to list VMs and commitments in: globs (`us-*`) or region groups (`europe`, `us`, `asia`), matched against the catalog's GPU regions. Default: every one (one listing call per region on AWS)."))
+            .attribute(Attribute::optional("regions", list()).describe("Regions to list VMs and commitments in: globs (`us-*`) or region groups (`europe`, `us`, `asia`), matched against the catalog's GPU regions. Default: every one (one listing call per region on AWS). After a cloud's first failure its later regions are not asked (the warning says how many)."))
             .attribute(Attribute::optional("clusters", list()).describe("Clusters whose node groups are listed, by the cloud's id: an EKS cluster ARN, an AKS cluster's ARM id, a GKE cluster path (`projects/<p>/locations/<l>/clusters/<n>`). Default: none (no node groups)."))
             .attribute(Attribute::optional("kinds", list()).describe("What to list: `node_pool`, `instance`, `commitment` (default all)."))
             .attribute(Attribute::optional("group_by", list()).describe("Label (tag) keys `totals` are grouped by, default `[\"team\", \"project\"]`."))
@@ -167,9 +204,9 @@ impl DataSource for Inventory {
 
     async fn read(&self, request: ReadDataRequest) -> ReadDataSourceResponse {
         let config = request.config();
-        let catalog = Catalog::embedded();
-        let mut listing = match check(config, catalog) {
-            Ok(l) => l,
+        let settings = self.provider.commitment_settings();
+        let found = match list(config, &settings.clouds, Catalog::embedded()).await {
+            Ok(f) => f,
             Err(d) => {
                 return ReadDataSourceResponse {
                     state: Value::Null,
@@ -177,20 +214,8 @@ impl DataSource for Inventory {
                 };
             }
         };
-        let settings = self.provider.commitment_settings();
-        let clouds = &settings.clouds;
-        if config.get_attr("clouds").is_none_or(Value::is_null) {
-            // By default a cloud whose account the provider block does not name is left out.
-            listing.clouds.retain(|c| match c {
-                gpu_core::offer::Cloud::Azure => clouds.azure_subscription().is_some(),
-                gpu_core::offer::Cloud::Gcp => clouds.gcp_project().is_some(),
-                _ => true,
-            });
-            listing.regions.retain(|(c, _)| listing.clouds.contains(c));
-        }
-        let (items, unread) = listing::read(&listing, clouds, catalog).await;
         let mut d = Diagnostics::new();
-        for u in &unread {
+        for u in &found.unread {
             d.push(Diagnostic::warning(
                 format!("Cannot read {}", u.what),
                 format!("{}. The inventory lists the rest without it.", u.why),
@@ -200,12 +225,12 @@ impl DataSource for Inventory {
         if let Value::Object(m) = &mut state {
             m.insert(
                 "items".into(),
-                Value::List(items.iter().map(item_value).collect()),
+                Value::List(found.items.iter().map(item_value).collect()),
             );
             m.insert(
                 "totals".into(),
                 Value::List(
-                    totals(&items, &listing.group_by)
+                    totals(&found.items, &found.group_by)
                         .iter()
                         .map(total_value)
                         .collect(),
