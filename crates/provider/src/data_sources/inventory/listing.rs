@@ -193,15 +193,14 @@ async fn instances(
             _ => None,
         };
         for region in places {
-            let what = format!(
-                "{} {} instances",
-                cloud_name(*cloud),
-                if region.is_empty() {
-                    "all regions".to_string()
-                } else {
-                    region.clone()
-                }
-            );
+            let what = if region.is_empty() {
+                format!(
+                    "{} instances (every region of the account)",
+                    cloud_name(*cloud)
+                )
+            } else {
+                format!("{} {region} instances", cloud_name(*cloud))
+            };
             let place = Place {
                 cloud: *cloud,
                 region: region.clone(),

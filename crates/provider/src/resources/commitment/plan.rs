@@ -236,6 +236,18 @@ fn plan_update(prior: &Value, proposed: &Value, config: &Value) -> PlanResourceC
     }
     // `on_destroy` is the one input that may change: it is state only.
     let mut planned = prior.clone();
+    // Terraform keeps the prior value of an input only when both it and the configuration
+    // are set: a value written out that means what was left out (an `aws` block with the
+    // defaults, after an import that left it out) is planned as written, a state-only
+    // update.
+    for name in FIXED.iter().filter(|n| !COMPUTED_INPUTS.contains(n)) {
+        let (p, c) = (prior.get_attr(name), proposed.get_attr(name));
+        let unset = |v: Option<&Value>| v.is_none_or(Value::is_null);
+        if unset(p) != unset(c) && c.is_none_or(Value::is_wholly_known) && same_meaning(name, p, c)
+        {
+            set(&mut planned, name, c.cloned().unwrap_or(Value::Null));
+        }
+    }
     let new_on_destroy = value_of(&config_m.on_destroy);
     if config_m.on_destroy.is_unknown() {
         set(&mut planned, "on_destroy", new_on_destroy);

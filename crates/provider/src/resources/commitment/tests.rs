@@ -332,6 +332,47 @@ fn buy_then_update_only_on_destroy_then_refuse_destroy() {
 }
 
 #[test]
+fn a_default_written_out_is_planned_as_written_never_left_as_the_prior_null() {
+    let cloud = Shared::default();
+    *cloud.0.offerings.lock().unwrap() = vec![offering("cb-1", 1500.0)];
+    let planned = run(plan::plan(
+        &request(Value::Null, block_config()),
+        &allowed(),
+        Catalog::embedded(),
+        &cloud,
+    ))
+    .planned_state;
+    let state = run(apply::apply(&Value::Null, &planned, &allowed(), &cloud)).new_state;
+    assert!(state.get_attr("aws").unwrap().is_null());
+    let mut written = block_config();
+    if let Value::Object(m) = &mut written {
+        m.insert(
+            "aws".into(),
+            Value::object([
+                ("instance_platform", Value::string("linux/unix")),
+                ("instance_match_criteria", Value::Null),
+            ]),
+        );
+    }
+    let r = run(plan::plan(
+        &request(state.clone(), written.clone()),
+        &allowed(),
+        Catalog::embedded(),
+        &cloud,
+    ));
+    assert!(!r.diagnostics.has_errors(), "{:?}", r.diagnostics);
+    // Terraform refuses a plan that keeps a null block the configuration writes.
+    assert_eq!(r.planned_state.get_attr("aws"), written.get_attr("aws"));
+    let applied = run(apply::apply(&state, &r.planned_state, &allowed(), &cloud));
+    assert_eq!(
+        cloud.0.bought.lock().unwrap().len(),
+        1,
+        "a state-only update buys nothing"
+    );
+    assert_eq!(applied.new_state.get_attr("aws"), written.get_attr("aws"));
+}
+
+#[test]
 fn a_reservation_cancels_on_destroy_and_prices_at_on_demand() {
     let cloud = Shared::default();
     let config = value(&[
