@@ -14,6 +14,8 @@ use tfplugin::{Diagnostic, Diagnostics, Value};
 use super::plan::set;
 use super::{Settings, core_config, schema};
 use crate::model_values::object_of;
+use crate::resources::node_pool::import::gke_region;
+use gpu_core::seam::is_zone_of;
 
 /// The attributes a priced import copies from a plan of the same commitment.
 const PRICED: &[&str] = &[
@@ -181,19 +183,16 @@ impl ImportId {
     /// The region: the location, or a zone's region.
     pub fn region(&self) -> String {
         if self.kind == CommitmentKind::GcpReservation {
-            self.location
-                .rsplit_once('-')
-                .map_or(self.location.clone(), |(r, _)| r.to_string())
+            gke_region(&self.location)
         } else {
             self.location.clone()
         }
     }
 }
 
-/// Zones look like `us-central1-a`.
+/// Zones look like `us-central1-a`: a letter after their region.
 fn is_zone(l: &str) -> bool {
-    l.rsplit_once('-')
-        .is_some_and(|(_, z)| z.len() == 1 && z.chars().all(|c| c.is_ascii_lowercase()))
+    is_zone_of(l, &gke_region(l))
 }
 
 /// The state of `live`, imported as `id`: what the cloud says, in the attributes a
