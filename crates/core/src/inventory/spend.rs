@@ -30,13 +30,17 @@ pub fn value_of(item: &Item, key: &str) -> String {
     }
 }
 
-/// `items` summed by the values of `keys`, dearest first (then by the values).
-pub fn spend_by(items: &[Item], keys: &[String]) -> Vec<SpendRow> {
-    let mut rows: BTreeMap<Vec<String>, SpendRow> = BTreeMap::new();
+/// `items` summed per key `key_of` gives; each row's `group` is `group_of` of its first
+/// item. The one summing loop of spend rows and of `totals`.
+pub(super) fn sum_by<K: Ord>(
+    items: &[Item],
+    key_of: impl Fn(&Item) -> K,
+    group_of: impl Fn(&Item) -> BTreeMap<String, String>,
+) -> BTreeMap<K, SpendRow> {
+    let mut rows: BTreeMap<K, SpendRow> = BTreeMap::new();
     for item in items {
-        let values: Vec<String> = keys.iter().map(|k| value_of(item, k)).collect();
-        let row = rows.entry(values.clone()).or_insert_with(|| SpendRow {
-            group: keys.iter().cloned().zip(values).collect(),
+        let row = rows.entry(key_of(item)).or_insert_with(|| SpendRow {
+            group: group_of(item),
             monthly_usd: 0.0,
             idle_commitment_monthly_usd: 0.0,
             items: 0,
@@ -51,7 +55,17 @@ pub fn spend_by(items: &[Item], keys: &[String]) -> Vec<SpendRow> {
             row.idle_commitment_monthly_usd += item.idle_monthly_usd.unwrap_or(0.0);
         }
     }
-    let mut out: Vec<SpendRow> = rows.into_values().collect();
+    rows
+}
+
+/// `items` summed by the values of `keys`, dearest first (then by the values).
+pub fn spend_by(items: &[Item], keys: &[String]) -> Vec<SpendRow> {
+    let values = |item: &Item| -> Vec<String> { keys.iter().map(|k| value_of(item, k)).collect() };
+    let mut out: Vec<SpendRow> = sum_by(items, values, |item| {
+        keys.iter().cloned().zip(values(item)).collect()
+    })
+    .into_values()
+    .collect();
     out.sort_by(|a, b| b.monthly_usd.total_cmp(&a.monthly_usd));
     out
 }

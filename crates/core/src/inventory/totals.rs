@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Item, ItemKind};
+use super::Item;
 use crate::offer::Cloud;
 
 /// The money of one cloud and one group.
@@ -23,35 +23,32 @@ pub struct Total {
 /// `items` summed per cloud and per combination of the `group_by` keys' values, in a
 /// stable order (cloud, then group).
 pub fn totals(items: &[Item], group_by: &[String]) -> Vec<Total> {
-    let mut sums: BTreeMap<(Cloud, Vec<String>), Total> = BTreeMap::new();
-    for item in items {
-        let values: Vec<String> = group_by
+    let values = |item: &Item| -> Vec<String> {
+        group_by
             .iter()
             .map(|k| item.labels.get(k).cloned().unwrap_or_default())
-            .collect();
-        let total = sums
-            .entry((item.cloud, values.clone()))
-            .or_insert_with(|| Total {
-                cloud: item.cloud,
-                group: group_by.iter().cloned().zip(values).collect(),
-                monthly_usd: 0.0,
-                idle_commitment_monthly_usd: 0.0,
-                unpriced: 0,
-            });
-        match item.monthly_usd {
-            Some(m) => total.monthly_usd += m,
-            None => total.unpriced += 1,
-        }
-        if item.kind == ItemKind::Commitment {
-            total.idle_commitment_monthly_usd += item.idle_monthly_usd.unwrap_or(0.0);
-        }
-    }
-    sums.into_values().collect()
+            .collect()
+    };
+    super::spend::sum_by(
+        items,
+        |item| (item.cloud, values(item)),
+        |item| group_by.iter().cloned().zip(values(item)).collect(),
+    )
+    .into_iter()
+    .map(|((cloud, _), row)| Total {
+        cloud,
+        group: row.group,
+        monthly_usd: row.monthly_usd,
+        idle_commitment_monthly_usd: row.idle_commitment_monthly_usd,
+        unpriced: row.unpriced,
+    })
+    .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::ItemKind;
 
     fn item(kind: ItemKind, cloud: Cloud, team: Option<&str>, monthly: Option<f64>) -> Item {
         Item {
