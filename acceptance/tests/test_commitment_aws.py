@@ -14,6 +14,7 @@ import urllib.request
 
 import pytest
 
+from export_check import export_and_adopt
 from fakes.ec2_commitments import Ec2Commitments
 
 REGION = "us-east-1"
@@ -351,3 +352,26 @@ output "items" {{
     assert item["monthly_usd"] == pytest.approx(floor["monthly_usd"] / 2, rel=1e-4)
     assert item["labels"] == {"team": "ml"}, "the provider's marker left out"
     assert item["import_id"] == f"aws_capacity_reservation/{REGION}/{floor['commitment_id']}"
+
+
+@pytest.mark.tf_min("1.5")
+def test_export_writes_bought_commitments_that_import_with_an_empty_plan(
+        aws_tf, ec2, provider_bin):
+    """A block and a reservation bought by one configuration, exported and applied in a
+    directory with no state: two imports, nothing bought, nothing cancelled."""
+    seed_blocks(ec2, 2500.0)
+    wd = aws_tf.workdir(files={"main.tf": provider(ec2, allow=True) + block() + reservation()})
+    wd.run("apply")
+    bought = len(calls(ec2, "PurchaseCapacityBlock")) + len(calls(ec2, "CreateCapacityReservation"))
+    block_id = wd.resource("gpu_commitment.block")["commitment_id"]
+    text, adopted = export_and_adopt(
+        aws_tf, provider_bin, aws_tf.env,
+        ["--clouds", "aws", "--regions", REGION, "--kinds", "commitment",
+         "--aws-endpoint", f"ec2={ec2.url}"], imports=2)
+    assert f'id = "aws_capacity_block/{REGION}/{block_id}"' in text, text
+    assert "allow_commitment_purchase" not in text, "the export never allows a purchase"
+    assert adopted.resource(f"gpu_commitment.{block_id}")["status"] == \
+        wd.resource("gpu_commitment.block")["status"]
+    assert len(calls(ec2, "PurchaseCapacityBlock")) + \
+        len(calls(ec2, "CreateCapacityReservation")) == bought
+    assert not calls(ec2, "CancelCapacityReservation")

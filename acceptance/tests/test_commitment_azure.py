@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from cloud_fakes import CLIENT, CLIENT_SECRET, SUBSCRIPTION, TENANT, _CLEARED
+from export_check import export_and_adopt
 from fakes import tls_context
 from fakes.arm_commitments import ArmCommitments
 from fakes.tokens import AzureAD, TokenRegistry
@@ -293,3 +294,23 @@ output "items" {
     assert (capacity["nodes"], capacity["used_instances"]) == (1, 0)
     assert capacity["monthly_usd"] == pytest.approx(hold["monthly_usd"], rel=1e-4)
     assert capacity["import_id"].startswith("azure_capacity_reservation/eastus/rg-gpu/")
+
+
+@pytest.mark.tf_min("1.5")
+def test_export_writes_bought_commitments_that_import_with_an_empty_plan(
+        az_tf, arm, provider_bin):
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + RESERVATION + CAPACITY})
+    wd.run("apply")
+    ri, hold = wd.resource("gpu_commitment.ri"), wd.resource("gpu_commitment.hold")
+    writes = [r for r in arm.state()["requests"] if r["method"] != "GET"]
+    text, adopted = export_and_adopt(
+        az_tf, provider_bin, az_tf.env,
+        ["--clouds", "azure", "--regions", "eastus", "--kinds", "commitment",
+         "--azure-subscription", SUBSCRIPTION, "--azure-tenant", TENANT,
+         "--azure-endpoint", arm.url], imports=2)
+    assert f'id = "azure_reservation/eastus/{ri["commitment_id"]}"' in text, text
+    assert CLIENT_SECRET not in text
+    ids = {r["values"]["commitment_id"] for r in adopted.state_resources()}
+    assert ids == {ri["commitment_id"], hold["commitment_id"]}
+    assert [r for r in arm.state()["requests"] if r["method"] != "GET"] == writes, \
+        "export, import and an empty apply neither buy nor change anything"

@@ -29,13 +29,13 @@ REGION, ZONE = "us-central1", "us-central1-b"
 class Google:
     """The fakes and the `gcp` block that points the provider at them."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, compute=Compute):
         tokens = TokenRegistry()
         self.oauth = GoogleOAuth(tokens).start()
         account = self.oauth.create_service_account(PROJECT)
         self.key = self.oauth.write_key_file(account, directory / "key.json")
         self.gke = Gke(tokens).start()
-        self.compute = Compute(tokens).start()
+        self.compute = compute(tokens).start()
         self.front = GoogleFront(self.gke, self.compute).start()
         self.gke.configure({"polls": 0})
         self.compute.seed_project(PROJECT)
@@ -43,6 +43,11 @@ class Google:
 
     def provider(self) -> str:
         return f'  gcp {{\n    endpoint = "{self.front.url}"\n    project  = "{PROJECT}"\n  }}\n'
+
+    def mutations(self) -> int:
+        """Requests that could change something, on either fake."""
+        return sum(1 for f in (self.gke, self.compute)
+                   for r in f.state()["requests"] if r["method"] != "GET")
 
     def stop(self):
         for f in (self.front, self.compute, self.gke, self.oauth):

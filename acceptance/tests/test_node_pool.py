@@ -17,6 +17,7 @@ import re
 import pytest
 
 from aws_emulator import create_eks_prerequisites, node_groups
+from export_check import export_and_adopt
 from fault_proxy import FaultProxy
 from conftest import REPO
 from offers_reference import stale_reason, stale_reasons
@@ -429,6 +430,28 @@ def test_import_block(aws_tf, moto):
     wd.run("apply", "tfplan")
     _compare_imported(original, wd.resource(ADDR))
     assert wd.plan_is_empty(), wd.run("plan", rc=None)
+
+
+@pytest.mark.tf_min("1.5")
+def test_export_writes_the_pool_as_an_import_and_configuration(aws_tf, moto, provider_bin):
+    """`export` over the cluster: one import block and the pool in the provider's own
+    attributes; applied with no state it imports the pool and plans nothing else."""
+    cluster_name, pool = names(aws_tf, "export")
+    cluster = create_eks_prerequisites(moto, cluster_name)
+    first = pool_workdir(aws_tf, moto, cluster, pool)
+    first.run("apply")
+    original = first.resource(ADDR)
+    text, wd = export_and_adopt(
+        aws_tf, provider_bin, aws_tf.env,
+        ["--clouds", "aws", "--kinds", "node_pool", "--cluster", cluster.arn,
+         "--aws-endpoint", f"eks={moto.url}", "--aws-endpoint", f"ec2={moto.url}"], imports=1)
+    assert f'id = "{_import_id(cluster_name, pool)}"' in text, text
+    assert f'node_role_arn = "{cluster.node_role_arn}"' in text, text
+    adopted = wd.resource(f"gpu_node_pool.{pool}")
+    # The example's provider `default_labels` are written on the pool, as the cloud holds them.
+    assert adopted["tags"] == {"cost-center": "research", "project": "llm", "team": "ml"}
+    _compare_imported({**original, "tags": adopted["tags"]}, adopted)
+    assert set(node_groups(moto, cluster_name)) == {f"{pool}-od", f"{pool}-spot"}
 
 
 def test_destroy_removes_node_groups(aws_tf, moto):

@@ -11,7 +11,8 @@ import pytest
 
 import reliability
 
-from cloud_fakes import SUBSCRIPTION, pool_config, start_azure
+from cloud_fakes import SUBSCRIPTION, TENANT, pool_config, start_azure
+from export_check import export_and_adopt
 
 # Across the Terraform versions: the reliability row counts every run.
 _faults = {"runs": 0, "converged": 0, "faults": 0}
@@ -152,6 +153,25 @@ def test_import_round_trip(az_tf, azure):
     assert imported["gpu"] == "A100-80GB" and imported["gpu_count"] == 1
     fresh.assert_plan_empty()
     fresh.run("destroy")
+    assert by_priority(azure.pools(cluster)) == {}
+
+
+@pytest.mark.tf_min("1.5")
+def test_export_writes_the_pool_as_an_import_and_configuration(az_tf, azure, provider_bin):
+    cluster, pool = names(az_tf, "aks-export")
+    cid = azure.cluster(cluster)
+    wd = workdir(az_tf, azure, cid, pool)
+    wd.run("apply")
+    applied = wd.resource(ADDR)
+    text, adopted = export_and_adopt(
+        az_tf, provider_bin, az_tf.env,
+        ["--clouds", "azure", "--kinds", "node_pool", "--cluster", cid,
+         "--azure-subscription", SUBSCRIPTION, "--azure-tenant", TENANT,
+         "--azure-endpoint", azure.arm.url], imports=1)
+    assert f'id = "azure/{SUBSCRIPTION}/rg-gpu/{cluster}/{pool}"' in text, text
+    assert "client_secret" not in text and azure.client_secret not in text
+    assert adopted.resource(f"gpu_node_pool.{pool}")["node_groups"] == applied["node_groups"]
+    adopted.run("destroy")
     assert by_priority(azure.pools(cluster)) == {}
 
 

@@ -46,6 +46,10 @@ enum Command {
     /// and not-offered answers by day and place).
     #[command(subcommand)]
     Report(crate::report_cli::ReportCommand),
+    /// Write what the inventory finds (the `report spend` filters) as configuration to
+    /// apply: `import` blocks and resources in the provider's attributes (`--format
+    /// terraform`), or the same objects as `yaml` or `json`. Read-only.
+    Export(Box<crate::export::ExportArgs>),
     /// Print a shell completion script: `completions bash > /etc/bash_completion.d/…`,
     /// `completions zsh > "${fpath[1]}/_terraform-provider-gpu"`, `completions fish`.
     Completions {
@@ -80,6 +84,7 @@ pub fn run() -> ExitCode {
         Some(Command::Watch(args)) => gpu_operator::watch::run(&args),
         Some(Command::Report(command)) => crate::report_cli::run(&command),
         Some(Command::Cost(args)) => crate::cost_cli::run(&args),
+        Some(Command::Export(args)) => crate::export::run(&args),
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
             let mut command = Cli::command();

@@ -325,6 +325,7 @@ mod tests {
         "inventory",
         "report spend",
         "utilization",
+        "export",
     ];
 
     /// The user-facing text files: README, CHANGELOG, ARCHITECTURE, docs/, examples/.

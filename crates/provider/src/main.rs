@@ -13,6 +13,8 @@ mod config;
 mod cost_cli;
 mod data_sources;
 mod docs;
+mod estate_cli;
+mod export;
 mod functions;
 mod json_numbers;
 mod live;

@@ -37,6 +37,16 @@ impl GpuProvider {
         self.config.read().ok().and_then(|c| c.clone())
     }
 
+    /// Takes `parsed` as the provider block's settings, with the sessions they give.
+    fn set_config(&self, parsed: ProviderConfig) {
+        if let Ok(mut slot) = self.sessions.write() {
+            *slot = crate::clouds::sessions_of(&parsed);
+        }
+        if let Ok(mut slot) = self.config.write() {
+            *slot = Some(parsed);
+        }
+    }
+
     /// The stop signal for an operation starting now.
     fn operation_cancel(&self) -> Cancel {
         self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone()
@@ -193,6 +203,14 @@ pub fn new() -> Router<Arc<GpuProvider>> {
         .function(crate::functions::CommitmentSize)
 }
 
+/// The provider as [`new`] serves it, already configured with `config` (checked by the
+/// caller): the CLI's way to run the resources' own import and read, as Terraform would.
+pub fn configured_with(config: ProviderConfig) -> Router<Arc<GpuProvider>> {
+    let router = new();
+    router.provider().set_config(config);
+    router
+}
+
 #[async_trait]
 impl ProviderBlock for GpuProvider {
     fn schema(&self) -> Schema {
@@ -224,14 +242,7 @@ impl ProviderBlock for GpuProvider {
             return diags;
         }
         match tfplugin::value::from_value::<ProviderConfig>(&request.config) {
-            Ok(parsed) => {
-                if let Ok(mut slot) = self.sessions.write() {
-                    *slot = crate::clouds::sessions_of(&parsed);
-                }
-                if let Ok(mut slot) = self.config.write() {
-                    *slot = Some(parsed);
-                }
-            }
+            Ok(parsed) => self.set_config(parsed),
             Err(e) => diags.push(Diagnostic::error(
                 "Invalid provider configuration",
                 e.to_string(),

@@ -3,42 +3,24 @@
 //! JSON, and an SVG bar chart of monthly spend by group and cloud. Read-only. Credentials
 //! are each cloud's usual chain; the account flags mirror the provider block.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpu_core::catalog::Catalog;
 use gpu_core::inventory::Item;
 use gpu_core::inventory::spend::{SpendRow, spend_by, value_of};
 use gpu_core::record::report;
-use tfplugin::Value;
 
 use crate::chart::{escape, nice_step, short_usd};
-use crate::clouds::Clouds;
-use crate::config::ProviderConfig;
-use crate::config::aws::AwsConfig;
-use crate::config::azure::AzureConfig;
-use crate::config::gcp::GcpConfig;
-use crate::data_sources::inventory;
+use crate::estate_cli::EstateArgs;
 use crate::report_cli::Format;
 
 /// The flags of `report spend`.
 #[derive(Debug, clap::Args)]
 pub struct SpendArgs {
-    /// Clouds to read, comma-separated (`aws,azure,gcp`); default: AWS, and Azure and
-    /// Google Cloud when their account flags are given.
-    #[arg(long, value_delimiter = ',')]
-    clouds: Vec<String>,
-    /// Regions to list VMs and commitments in: globs or region groups, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    regions: Vec<String>,
-    /// A cluster whose node groups are listed (its cloud id), repeatable.
-    #[arg(long = "cluster")]
-    clusters: Vec<String>,
-    /// What to list: `node_pool`, `instance`, `commitment` (default all).
-    #[arg(long, value_delimiter = ',')]
-    kinds: Vec<String>,
+    /// What to read and with which accounts.
+    #[command(flatten)]
+    estate: EstateArgs,
     /// Keys to sum by: `cloud`, `kind`, `region` or label keys.
     #[arg(long, value_delimiter = ',', default_value = "team,project,cloud")]
     by: Vec<String>,
@@ -48,127 +30,24 @@ pub struct SpendArgs {
     /// Also write a bar chart of monthly spend by group and cloud to this SVG file.
     #[arg(long)]
     chart: Option<PathBuf>,
-    /// AWS profile, as the provider's `aws.profile`.
-    #[arg(long)]
-    aws_profile: Option<String>,
-    /// AWS endpoint override `SERVICE=URL` (`ec2`, `eks`), repeatable, as `aws.endpoints`.
-    #[arg(long = "aws-endpoint")]
-    aws_endpoints: Vec<String>,
-    /// Azure subscription, as `azure.subscription_id`.
-    #[arg(long)]
-    azure_subscription: Option<String>,
-    /// Entra tenant, as `azure.tenant_id`.
-    #[arg(long)]
-    azure_tenant: Option<String>,
-    /// ARM endpoint, as `azure.endpoint`.
-    #[arg(long)]
-    azure_endpoint: Option<String>,
-    /// Google Cloud project, as `gcp.project`.
-    #[arg(long)]
-    gcp_project: Option<String>,
-    /// Google API endpoint, as `gcp.endpoint`.
-    #[arg(long)]
-    gcp_endpoint: Option<String>,
-}
-
-/// The flag that sets data-source attribute `attr`.
-fn flag_of(attr: &str) -> &'static str {
-    match attr {
-        "clouds" => "--clouds",
-        "regions" => "--regions",
-        "clusters" => "--cluster",
-        "kinds" => "--kinds",
-        _ => "--by",
-    }
-}
-
-/// The provider settings the flags give.
-fn provider_config(a: &SpendArgs) -> Result<ProviderConfig, String> {
-    let mut endpoints = BTreeMap::new();
-    for e in &a.aws_endpoints {
-        let (service, url) = e.split_once('=').ok_or_else(|| {
-            format!("--aws-endpoint {e:?}: write SERVICE=URL, e.g. ec2=https://…")
-        })?;
-        endpoints.insert(service.trim().to_string(), url.trim().to_string());
-    }
-    Ok(ProviderConfig {
-        aws: Some(AwsConfig {
-            profile: a.aws_profile.clone(),
-            endpoints: (!endpoints.is_empty()).then_some(endpoints),
-            max_retries: None,
-        }),
-        azure: a.azure_subscription.as_ref().map(|s| AzureConfig {
-            subscription_id: Some(s.clone()),
-            tenant_id: a.azure_tenant.clone(),
-            endpoint: a.azure_endpoint.clone(),
-        }),
-        gcp: a.gcp_project.as_ref().map(|p| GcpConfig {
-            project: Some(p.clone()),
-            endpoint: a.gcp_endpoint.clone(),
-            access_token: None,
-        }),
-        ..ProviderConfig::default()
-    })
-}
-
-/// The data source's arguments the flags give.
-fn arguments(a: &SpendArgs) -> Value {
-    let list =
-        |v: &[String]| (!v.is_empty()).then(|| Value::List(v.iter().map(Value::string).collect()));
-    let pairs = [
-        ("clouds", list(&a.clouds)),
-        ("regions", list(&a.regions)),
-        ("clusters", list(&a.clusters)),
-        ("kinds", list(&a.kinds)),
-        ("group_by", list(&a.by)),
-    ];
-    crate::model_values::object_of(
-        &inventory::schema(),
-        pairs.into_iter().filter_map(|(k, v)| Some((k, v?))),
-    )
 }
 
 /// Runs `report spend`; exit 1 on bad flags, 0 otherwise (unreadable places are warned
 /// about on standard error).
 pub fn run(a: &SpendArgs) -> ExitCode {
-    let fail = |e: String| {
-        eprintln!("terraform-provider-gpu report spend: {e}");
-        ExitCode::FAILURE
+    let found = match crate::estate_cli::list(&a.estate, &a.by, "report spend") {
+        Ok((found, _)) => found,
+        Err(code) => return code,
     };
-    let config = match provider_config(a) {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return fail(format!("cannot start: {e}")),
-    };
-    let found = runtime.block_on(async {
-        let clouds = Clouds::of(&config);
-        inventory::list(&arguments(a), &clouds, Catalog::embedded()).await
-    });
-    let found = match found {
-        Ok(f) => f,
-        Err(d) => {
-            for x in d.0 {
-                let attr = x.summary.strip_prefix("Invalid ").unwrap_or_default();
-                let text = x.detail.replace(&format!("`{attr}`"), flag_of(attr));
-                eprintln!("terraform-provider-gpu report spend: {text}");
-            }
-            return ExitCode::FAILURE;
-        }
-    };
-    for u in &found.unread {
-        eprintln!("warning: cannot read {}: {}", u.what, u.why);
-    }
     let rows = spend_by(&found.items, &a.by);
     if let Some(path) = &a.chart
         && let Err(e) = std::fs::write(path, chart(&found.items, &a.by))
     {
-        return fail(format!("--chart {}: {e}", path.display()));
+        eprintln!(
+            "terraform-provider-gpu report spend: --chart {}: {e}",
+            path.display()
+        );
+        return ExitCode::FAILURE;
     }
     match a.format {
         Format::Json => out!("{}", json(&rows)),

@@ -606,6 +606,11 @@ pub async fn read(
     let mut s = state_of(current, &vm, None);
     fill_unread(&mut s, &m, &vm);
     show_drift(&mut s, &m, &vm, &settings.base.default_labels);
+    if m.hourly_usd.is_null() {
+        // Just imported: priced as it runs, so the plan after an import shows no change.
+        let mut unused = Diagnostics::new();
+        super::plan::price_as_it_is(&mut s, settings, Catalog::embedded(), &mut unused);
+    }
     if InstanceModel::of(&s).placement.is_null() {
         // Imported, or made before `placement`: placed where it runs, since unknown.
         let placement = super::failover::placement_of(&s, Value::Null);

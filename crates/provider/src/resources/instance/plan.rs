@@ -689,7 +689,7 @@ fn destroy_preview(prior: &Value) -> Diagnostics {
 }
 
 /// Prices a VM that has no price in state yet (just imported) at its own instance type.
-fn price_as_it_is(
+pub(super) fn price_as_it_is(
     planned: &mut Value,
     settings: &Settings,
     catalog: &Catalog,

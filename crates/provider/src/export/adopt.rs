@@ -1,0 +1,236 @@
+//! Each inventory item that has a resource form, taken through the provider's own
+//! `ImportResourceState` and `ReadResource` (what `terraform import` runs) and turned into
+//! the configuration that adopts it with an empty plan after. Read-only: import and read
+//! never change anything in a cloud.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use gpu_core::inventory::{Item, ItemKind};
+use tfplugin::provider::{ImportResourceStateRequest, ReadResourceRequest};
+use tfplugin::{Diagnostics, Provider as _, Router, Schema, Severity};
+
+use super::config_body::{ConfigBody, config_body, config_value, unset_computed};
+use crate::provider::GpuProvider;
+
+/// A resource to write: its type, its label, the import id and its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exported {
+    /// `gpu_node_pool`, `gpu_instance` or `gpu_commitment`.
+    pub type_name: String,
+    /// The resource's label (unique within its type).
+    pub label: String,
+    /// The id its `import` block takes.
+    pub import_id: String,
+    /// `cloud/region` (and cluster) it was found at, for the reader.
+    pub found_at: String,
+    /// What the configuration writes.
+    pub body: ConfigBody,
+    /// What the user must still do: sensitive values to write, validation errors.
+    pub notes: Vec<String>,
+}
+
+/// An item not written, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Left {
+    /// What it is, e.g. `node_pool their-l4 in projects/p/locations/r/clusters/c`.
+    pub what: String,
+    /// Why it is not written.
+    pub why: String,
+}
+
+/// The resource type an item kind is managed by.
+pub fn type_name(kind: ItemKind) -> &'static str {
+    match kind {
+        ItemKind::NodePool => "gpu_node_pool",
+        ItemKind::Instance => "gpu_instance",
+        ItemKind::Commitment => "gpu_commitment",
+    }
+}
+
+fn describe(item: &Item) -> String {
+    let place = item.cluster.as_deref().unwrap_or(item.region.as_str());
+    format!(
+        "{} {} in {} {}",
+        item.kind.as_str(),
+        item.name,
+        item.cloud.as_str(),
+        place
+    )
+}
+
+/// The diagnostics' errors on one line each, `summary: detail`.
+fn errors(d: &Diagnostics) -> Option<String> {
+    let lines: Vec<String> =
+        d.0.iter()
+            .filter(|x| x.severity == Severity::Error)
+            .map(|x| format!("{}: {}", x.summary, x.detail))
+            .collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
+}
+
+/// A Terraform label made of `name`: letters, digits, `_` and `-`, starting with a letter
+/// or `_`; never empty.
+pub fn label_of(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// Every item with an import id, adopted through `router`, one resource per import id
+/// (a pool's node groups are one resource); the rest, and those the provider cannot
+/// read, as [`Left`].
+pub async fn adopt(
+    router: &Router<Arc<GpuProvider>>,
+    items: &[Item],
+) -> (Vec<Exported>, Vec<Left>) {
+    let schemas = router.schemas();
+    let mut done: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut labels: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut exported = Vec::new();
+    let mut left = Vec::new();
+    for item in items {
+        let type_name = type_name(item.kind);
+        let Some(id) = &item.import_id else {
+            left.push(Left {
+                what: describe(item),
+                why: "not made by the provider, and no resource of it takes this shape (a `gpu_node_pool` is the node groups it names itself); manage it where it was made".into(),
+            });
+            continue;
+        };
+        if !done.insert((type_name.to_string(), id.clone())) {
+            continue;
+        }
+        let Some(schema) = schemas.resources.get(type_name) else {
+            continue;
+        };
+        match adopt_one(router, type_name, id, schema).await {
+            Ok((body, notes)) => {
+                // A pool is named by its import id's last part (its groups are
+                // `<name>-od`, `<name>-spot`); the rest by the cloud's name.
+                let name = match item.kind {
+                    ItemKind::NodePool => id.rsplit('/').next().unwrap_or(&item.name),
+                    _ => &item.name,
+                };
+                let base = label_of(name);
+                let mut label = base.clone();
+                let mut n = 2;
+                while !labels.insert((type_name.to_string(), label.clone())) {
+                    label = format!("{base}_{n}");
+                    n += 1;
+                }
+                exported.push(Exported {
+                    type_name: type_name.to_string(),
+                    label,
+                    import_id: id.clone(),
+                    found_at: describe(item),
+                    body,
+                    notes,
+                });
+            }
+            Err(why) => left.push(Left {
+                what: describe(item),
+                why,
+            }),
+        }
+    }
+    (exported, left)
+}
+
+/// Import and read `id` as `type_name`; the configuration body and its notes.
+async fn adopt_one(
+    router: &Router<Arc<GpuProvider>>,
+    type_name: &str,
+    id: &str,
+    schema: &Schema,
+) -> Result<(ConfigBody, Vec<String>), String> {
+    let imported = router
+        .import_resource_state(ImportResourceStateRequest {
+            type_name: type_name.to_string(),
+            id: id.to_string(),
+        })
+        .await;
+    if let Some(e) = errors(&imported.diagnostics) {
+        return Err(format!("import {id}: {e}"));
+    }
+    let Some(first) = imported.imported.into_iter().next() else {
+        return Err(format!("import {id} found nothing"));
+    };
+    let read = router
+        .read_resource(ReadResourceRequest {
+            type_name: type_name.to_string(),
+            current_state: first.state,
+            private: first.private,
+            provider_meta: None,
+        })
+        .await;
+    if let Some(e) = errors(&read.diagnostics) {
+        return Err(format!("read {id}: {e}"));
+    }
+    if read.new_state.is_null() {
+        return Err(format!("{id} is gone"));
+    }
+    let mut withheld = Vec::new();
+    config_body(&read.new_state, &schema.block, "", &mut withheld);
+    let mut notes: Vec<String> = withheld
+        .iter()
+        .map(|path| format!("`{path}` is sensitive and not written here: write it yourself"))
+        .collect();
+    // What the read filled in that this configuration may not write is left to the
+    // provider again, one attribute at a time, as validation names them.
+    let mut config = config_value(&read.new_state, &schema.block);
+    let mut checked = router.validate_resource_config(type_name, &config).await;
+    for _ in 0..schema.block.attributes.len() {
+        let unset = checked.0.iter().any(|d| {
+            d.severity == Severity::Error
+                && d.attribute
+                    .as_ref()
+                    .is_some_and(|p| unset_computed(&mut config, &schema.block, &p.0))
+        });
+        if !unset {
+            break;
+        }
+        checked = router.validate_resource_config(type_name, &config).await;
+    }
+    if type_name == "gpu_instance" {
+        notes.push(format!(
+            "no cloud reports these back about a VM: {}. Write the ones the VM was made with; the first plan takes them as written without touching the VM",
+            crate::resources::instance::import::NOT_READABLE
+                .iter()
+                .filter(|n| !["gpu", "gpu_count", "image"].contains(n))
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(e) = errors(&checked) {
+        notes.push(format!("validate: {e}"));
+    }
+    let body = config_body(&config, &schema.block, "", &mut Vec::new());
+    Ok((body, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_terraform_identifiers() {
+        assert_eq!(label_of("train-od"), "train-od");
+        assert_eq!(label_of("cr-0abc"), "cr-0abc");
+        assert_eq!(label_of("9lives"), "_9lives");
+        assert_eq!(label_of("My Pool/x"), "my_pool_x");
+        assert_eq!(label_of(""), "_");
+    }
+}

@@ -1,0 +1,278 @@
+//! What a configuration writes for a resource, from its state as import and read left it:
+//! the attributes a user may set (required and optional, not the computed-only ones), in
+//! schema order, with nulls left out, and the nested blocks that are present. Sensitive
+//! attributes are never written: they are named so the user can write them.
+
+use tfplugin::schema::AttributeType;
+use tfplugin::value::encode_json;
+use tfplugin::{Block, Nesting, PathStep, Presence, Value};
+
+/// One block's body as a configuration writes it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConfigBody {
+    /// `name = value`, in schema order; values as JSON (the shape every output shares).
+    pub attributes: Vec<(String, serde_json::Value)>,
+    /// Nested blocks, in schema order (a repeated block once per element).
+    pub blocks: Vec<(String, ConfigBody)>,
+}
+
+impl ConfigBody {
+    /// The body as one JSON object: attributes as members, a single block as an object,
+    /// a repeated block as a list of objects.
+    pub fn to_json(&self, schema: &Block) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        for (name, value) in &self.attributes {
+            out.insert(name.clone(), value.clone());
+        }
+        for nested in &schema.blocks {
+            let mine: Vec<serde_json::Value> = self
+                .blocks
+                .iter()
+                .filter(|(n, _)| *n == nested.type_name)
+                .map(|(_, b)| b.to_json(&nested.block))
+                .collect();
+            match nested.nesting {
+                Nesting::Single | Nesting::Group => {
+                    if let Some(one) = mine.into_iter().next() {
+                        out.insert(nested.type_name.clone(), one);
+                    }
+                }
+                _ if !mine.is_empty() => {
+                    out.insert(nested.type_name.clone(), serde_json::Value::Array(mine));
+                }
+                _ => {}
+            }
+        }
+        serde_json::Value::Object(out)
+    }
+}
+
+/// `state`'s configurable part under `schema`. Sensitive attributes that hold a value are
+/// left out and their paths (`prefix` first) pushed to `withheld`.
+pub fn config_body(
+    state: &Value,
+    schema: &Block,
+    prefix: &str,
+    withheld: &mut Vec<String>,
+) -> ConfigBody {
+    let mut body = ConfigBody::default();
+    for attr in &schema.attributes {
+        if attr.presence == Presence::Computed || attr.write_only {
+            continue;
+        }
+        let Some(value) = state.get_attr(&attr.name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        if attr.sensitive {
+            withheld.push(format!("{prefix}{}", attr.name));
+            continue;
+        }
+        let AttributeType::Plain(ty) = &attr.ty else {
+            continue;
+        };
+        let json = encode_json(value, ty)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        if let Some(json) = json {
+            body.attributes.push((attr.name.clone(), json));
+        }
+    }
+    for nested in &schema.blocks {
+        let Some(value) = state.get_attr(&nested.type_name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let elements: Vec<&Value> = match value {
+            Value::List(v) | Value::Set(v) | Value::Tuple(v) => v.iter().collect(),
+            Value::Map(m) => m.values().collect(),
+            one => vec![one],
+        };
+        for (i, element) in elements.into_iter().enumerate() {
+            let path = match nested.nesting {
+                Nesting::Single | Nesting::Group => format!("{prefix}{}.", nested.type_name),
+                _ => format!("{prefix}{}[{i}].", nested.type_name),
+            };
+            let child = config_body(element, &nested.block, &path, withheld);
+            body.blocks.push((nested.type_name.clone(), child));
+        }
+    }
+    body
+}
+
+/// `state` with everything a configuration cannot write set to null (computed-only and
+/// sensitive attributes, recursively): the configuration the body stands for, to validate.
+pub fn config_value(state: &Value, schema: &Block) -> Value {
+    let Value::Object(members) = state else {
+        return state.clone();
+    };
+    let mut out = members.clone();
+    for attr in &schema.attributes {
+        if attr.presence == Presence::Computed || attr.sensitive || attr.write_only {
+            out.insert(attr.name.clone(), Value::Null);
+        }
+    }
+    for nested in &schema.blocks {
+        let Some(value) = members.get(&nested.type_name) else {
+            continue;
+        };
+        let each = |v: &Value| config_value(v, &nested.block);
+        let written = match value {
+            Value::List(v) => Value::List(v.iter().map(each).collect()),
+            Value::Set(v) => Value::Set(v.iter().map(each).collect()),
+            Value::Null => Value::Null,
+            one => each(one),
+        };
+        out.insert(nested.type_name.clone(), written);
+    }
+    Value::Object(out)
+}
+
+/// Sets the attribute at `path` in `config` to null when it is one the provider fills in
+/// when left out (optional and computed) and holds a value; whether it did. The export
+/// leaves such a value out when the configuration may not write it (a term commitment's
+/// `end`, read back but written only for reservations).
+pub fn unset_computed(config: &mut Value, schema: &Block, path: &[PathStep]) -> bool {
+    let (Some(PathStep::Attr(name)), Value::Object(members)) = (path.first(), config) else {
+        return false;
+    };
+    if let Some(attr) = schema.attributes.iter().find(|a| &a.name == name) {
+        let fills = attr.presence == Presence::OptionalComputed;
+        return match members.get_mut(name) {
+            Some(v) if fills && path.len() == 1 && !v.is_null() => {
+                *v = Value::Null;
+                true
+            }
+            _ => false,
+        };
+    }
+    let Some(nested) = schema.blocks.iter().find(|b| &b.type_name == name) else {
+        return false;
+    };
+    match (members.get_mut(name), &path[1..]) {
+        (Some(Value::List(v) | Value::Set(v)), [PathStep::Index(i), rest @ ..]) => {
+            match usize::try_from(*i).ok().and_then(|i| v.get_mut(i)) {
+                Some(element) => unset_computed(element, &nested.block, rest),
+                None => false,
+            }
+        }
+        (Some(one @ Value::Object(_)), rest) => unset_computed(one, &nested.block, rest),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tfplugin::schema::{Attribute, NestedBlock};
+    use tfplugin::{Schema, Type};
+
+    fn schema() -> Schema {
+        Schema::new(
+            Block::new("")
+                .attribute(Attribute::required("name", Type::String))
+                .attribute(Attribute::optional("size", Type::Number))
+                .attribute(Attribute::optional("note", Type::String))
+                .attribute(Attribute::optional("secret", Type::String).sensitive())
+                .attribute(Attribute::computed("id", Type::String))
+                .attribute(Attribute::optional_computed(
+                    "tags",
+                    Type::map(Type::String),
+                ))
+                .block(NestedBlock::single(
+                    "aws",
+                    Block::new("").attribute(Attribute::optional("role", Type::String)),
+                ))
+                .block(NestedBlock::list(
+                    "taint",
+                    Block::new("").attribute(Attribute::required("key", Type::String)),
+                )),
+        )
+    }
+
+    fn state() -> Value {
+        let obj = |pairs: Vec<(&str, Value)>| {
+            Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        };
+        obj(vec![
+            ("name", Value::string("train")),
+            ("size", Value::Number(8.into())),
+            ("note", Value::Null),
+            ("secret", Value::string("hunter2")),
+            ("id", Value::string("aws/us-east-1/c/train")),
+            (
+                "tags",
+                Value::Map([("team".to_string(), Value::string("ml"))].into()),
+            ),
+            (
+                "aws",
+                obj(vec![("role", Value::string("arn:aws:iam::1:role/n"))]),
+            ),
+            (
+                "taint",
+                Value::List(vec![
+                    obj(vec![("key", Value::string("a"))]),
+                    obj(vec![("key", Value::string("b"))]),
+                ]),
+            ),
+        ])
+    }
+
+    #[test]
+    fn only_what_a_user_writes_is_kept_and_secrets_are_named_not_written() {
+        let s = schema();
+        let mut withheld = Vec::new();
+        let body = config_body(&state(), &s.block, "", &mut withheld);
+        let names: Vec<&str> = body.attributes.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["name", "size", "tags"],
+            "no null, computed or sensitive"
+        );
+        assert_eq!(
+            body.attributes[1].1,
+            serde_json::json!(8),
+            "counts stay integers"
+        );
+        assert_eq!(withheld, ["secret"]);
+        let blocks: Vec<&str> = body.blocks.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(blocks, ["aws", "taint", "taint"]);
+        let json = body.to_json(&s.block);
+        assert_eq!(json["taint"][1]["key"], "b");
+        assert_eq!(json["aws"]["role"], "arn:aws:iam::1:role/n");
+        assert!(!json.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn only_a_value_the_provider_fills_in_is_unset() {
+        let s = schema();
+        let mut v = config_value(&state(), &s.block);
+        let at = |name: &str| vec![PathStep::Attr(name.into())];
+        assert!(
+            !unset_computed(&mut v, &s.block, &at("size")),
+            "the user's own value"
+        );
+        assert!(unset_computed(&mut v, &s.block, &at("tags")));
+        assert!(v.get_attr("tags").unwrap().is_null());
+        assert!(
+            !unset_computed(&mut v, &s.block, &at("tags")),
+            "already unset"
+        );
+        let deep = [
+            PathStep::Attr("taint".into()),
+            PathStep::Index(1),
+            PathStep::Attr("key".into()),
+        ];
+        assert!(
+            !unset_computed(&mut v, &s.block, &deep),
+            "required in its block"
+        );
+    }
+
+    #[test]
+    fn the_value_to_validate_nulls_what_the_body_leaves_out() {
+        let s = schema();
+        let v = config_value(&state(), &s.block);
+        assert!(v.get_attr("id").unwrap().is_null());
+        assert!(v.get_attr("secret").unwrap().is_null());
+        assert_eq!(v.get_attr("name").unwrap().as_str(), Some("train"));
+    }
+}
