@@ -11,10 +11,11 @@ from __future__ import annotations
 import pytest
 
 from cloud_fakes import CLIENT, CLIENT_SECRET, SUBSCRIPTION, TENANT, _CLEARED
+from audit_check import audit_lines, check_line
 from export_check import export_and_adopt
 from fakes import tls_context
 from fakes.arm_commitments import ArmCommitments
-from fakes.tokens import AzureAD, TokenRegistry
+from fakes.tokens import AzureAD, TokenRegistry, service_principal_id
 
 REGION = "eastus"
 SKU = "Standard_ND96isr_H100_v5"  # 8 x H100 in the catalog, $98.32/h on demand
@@ -314,3 +315,24 @@ def test_export_writes_bought_commitments_that_import_with_an_empty_plan(
     assert ids == {ri["commitment_id"], hold["commitment_id"]}
     assert [r for r in arm.state()["requests"] if r["method"] != "GET"] == writes, \
         "export, import and an empty apply neither buy nor change anything"
+
+
+def test_each_purchase_and_cancel_is_audited_with_the_service_principal(az_tf, arm, tmp_path):
+    """The events file holds one `audit` line per purchase and per cancel: the caller is
+    the object id of the app's service principal as its Entra token names it, the target
+    the capacity reservation's ARM id, the money the apply's change."""
+    events = tmp_path / "events.jsonl"
+    az_tf.env = {**az_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
+    wd = az_tf.workdir(files={"main.tf": provider(arm) + CAPACITY})
+    wd.run("apply")
+    hold = wd.resource("gpu_commitment.hold")
+    wd.run("destroy")
+    lines = audit_lines(events)
+    assert [x["action"] for x in lines] == ["purchase_commitment", "cancel_commitment"], lines
+    for x in lines:
+        check_line(x, [CLIENT_SECRET])
+        assert x["actor"] == service_principal_id(TENANT, CLIENT)
+        assert x["cloud"] == "azure" and x["target"] == hold["commitment_id"]
+        assert x["resource"] == "gpu_commitment" and x["result"] == "ok"
+    assert lines[0]["monthly_delta_usd"] == pytest.approx(hold["monthly_usd"])
+    assert lines[1]["monthly_delta_usd"] == pytest.approx(-hold["monthly_usd"])

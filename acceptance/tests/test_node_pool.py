@@ -17,6 +17,7 @@ import re
 import pytest
 
 from aws_emulator import create_eks_prerequisites, node_groups
+from audit_check import audit_lines, check_line
 from export_check import export_and_adopt
 from fault_proxy import FaultProxy
 from conftest import REPO
@@ -452,6 +453,37 @@ def test_export_writes_the_pool_as_an_import_and_configuration(aws_tf, moto, pro
     assert adopted["tags"] == {"cost-center": "research", "project": "llm", "team": "ml"}
     _compare_imported({**original, "tags": adopted["tags"]}, adopted)
     assert set(node_groups(moto, cluster_name)) == {f"{pool}-od", f"{pool}-spot"}
+
+
+def test_each_group_change_is_audited_with_the_callers_arn(aws_tf, moto, tmp_path):
+    """One `audit` line per node group created and deleted, in the events file: the caller
+    as STS names it (`aws.endpoints.sts`), the group, the pool, the apply's money."""
+    events = tmp_path / "events.jsonl"
+    aws_tf.env = {**aws_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
+    cluster_name, pool = names(aws_tf, "audit")
+    cluster = create_eks_prerequisites(moto, cluster_name)
+    wd = pool_workdir(aws_tf, moto, cluster, pool)
+    main = wd.path / "resource.tf"
+    main.write_text(main.read_text().replace(
+        "ec2 = var.aws_endpoint\n", "ec2 = var.aws_endpoint\n      sts = var.aws_endpoint\n", 1))
+    assert "sts = var.aws_endpoint" in main.read_text()
+    wd.run("apply")
+    state = wd.resource(ADDR)
+    wd.run("destroy")
+    arn = moto.client("sts").get_caller_identity()["Arn"]
+    lines = audit_lines(events)
+    got = sorted((x["action"], x["target"]) for x in lines)
+    assert got == sorted((a, f"{cluster_name}/{pool}-{g}") for a in
+                         ("create_node_group", "delete_node_group") for g in ("od", "spot")), got
+    secret = aws_tf.env.get("AWS_SECRET_ACCESS_KEY", "")
+    for x in lines:
+        check_line(x, [secret] if secret else [])
+        assert (x["actor"], x["cloud"], x["region"], x["result"]) == (arn, "aws", "us-east-1", "ok")
+        assert x["resource"] == f"gpu_node_pool.{pool}"
+    created = [x for x in lines if x["action"] == "create_node_group"]
+    deleted = [x for x in lines if x["action"] == "delete_node_group"]
+    assert all(x["monthly_delta_usd"] == pytest.approx(state["monthly_delta_usd"]) for x in created)
+    assert all(x["monthly_delta_usd"] == pytest.approx(-state["monthly_usd"]) for x in deleted)
 
 
 def test_destroy_removes_node_groups(aws_tf, moto):

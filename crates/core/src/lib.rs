@@ -11,6 +11,7 @@
 //! - [`reclaim`]: reclaim without loss: stop causes, the start schedule, watcher events, one watcher pass.
 //! - [`retry`] and [`cancel`]: the one retry policy of cloud calls, and the stop signal.
 
+pub mod audit;
 pub mod availability;
 pub mod cancel;
 pub mod catalog;

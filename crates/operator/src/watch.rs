@@ -21,10 +21,13 @@ use gpu_core::retry::Backoff;
 use crate::elector::{LeaseArgs, LeaseHold};
 use crate::guard::LeaseGuarded;
 use crate::metrics::Metrics;
+use gpu_core::audit::audited::AuditedInstances;
+use gpu_core::audit::{Audit, AuditContext, AuditSink, JsonLinesSink, StdoutSink};
 use gpu_core::cancel::Cancel;
 use gpu_core::clouds::aws::AwsSettings;
 use gpu_core::clouds::azure::AzureSettings;
 use gpu_core::clouds::gcp::GcpSettings;
+use gpu_core::record::EventLog;
 use gpu_core::registry::sessions::{CloudSettings, Sessions};
 use gpu_core::seam::Place;
 
@@ -68,6 +71,9 @@ pub struct WatchArgs {
     /// EC2 endpoint, as the provider's `aws.endpoints.ec2`.
     #[arg(long)]
     aws_endpoint: Option<String>,
+    /// STS endpoint (the audit lines' AWS caller), as the provider's `aws.endpoints.sts`.
+    #[arg(long)]
+    aws_sts_endpoint: Option<String>,
     /// AWS profile.
     #[arg(long)]
     aws_profile: Option<String>,
@@ -139,6 +145,7 @@ fn try_run(args: &WatchArgs) -> Result<(), String> {
         aws: AwsSettings {
             profile: args.aws_profile.clone(),
             ec2_endpoint: args.aws_endpoint.clone(),
+            sts_endpoint: args.aws_sts_endpoint.clone(),
             ..Default::default()
         },
         azure: AzureSettings {
@@ -186,12 +193,22 @@ async fn watch(
     // The watcher's places always carry their scope (`place`), so the sessions' own
     // check is the only one needed; nothing cancels the connection (Ctrl-C ends the loop).
     let cancel = Cancel::new();
+    // Every start is audited where the events go: who started what, and how it ended.
+    let sink: Arc<dyn AuditSink> = match &args.events {
+        Some(path) => Arc::new(JsonLinesSink(EventLog::at(path))),
+        None => Arc::new(StdoutSink),
+    };
+    let audit = Audit::new(vec![sink], Arc::new(sessions.clone())).within(AuditContext {
+        resource: Some("watch".into()),
+        monthly_delta_usd: None,
+    });
     let mut watched: Vec<(Box<dyn Instances>, Watcher, String)> = Vec::new();
     for p in places {
         let mut c = sessions
             .instances(p, &cancel)
             .await
             .map_err(|e| format!("{}: {e}", p.cloud))?;
+        c = AuditedInstances::wrap(c, &p.region, &audit);
         if let Some(hold) = &hold {
             c = Box::new(LeaseGuarded {
                 inner: c,
@@ -237,6 +254,9 @@ async fn watch(
                 Err(e) if !watcher.has_read() => unreadable.push(format!("{label}: {e}")),
                 Err(e) => eprintln!("terraform-provider-gpu watch: {label}: {e}"),
             }
+        }
+        for why in audit.take_failures() {
+            eprintln!("terraform-provider-gpu watch: audit line not written: {why}");
         }
         if !unreadable.is_empty() {
             if let Some(bg) = election {

@@ -4,6 +4,10 @@
 //! a setting a call needs and the provider block lacks is an error naming it.
 
 use async_trait::async_trait;
+use std::sync::Arc;
+
+use gpu_core::audit::audited::{AuditedCommitments, AuditedInstances, AuditedNodeGroups};
+use gpu_core::audit::{Audit, AuditContext, AuditSink};
 use gpu_core::cancel::Cancel;
 use gpu_core::offer::Cloud;
 use gpu_core::record::{EventLine, EventLog};
@@ -33,6 +37,7 @@ pub struct Clouds {
     sessions: Sessions,
     cancel: Cancel,
     record: Option<EventLog>,
+    audit: Audit,
 }
 
 impl Clouds {
@@ -42,7 +47,34 @@ impl Clouds {
             sessions,
             cancel,
             record: None,
+            audit: Audit::off(),
         }
+    }
+
+    /// These clouds with every mutating call audited to `sinks` (callers named by the
+    /// sessions); no sink, no audit.
+    pub fn with_audit(mut self, sinks: Vec<Arc<dyn AuditSink>>) -> Self {
+        self.audit = Audit::new(sinks, Arc::new(self.sessions.clone()));
+        self
+    }
+
+    /// These clouds for one apply of `resource` (its type and name) whose planned monthly
+    /// change is `monthly_delta_usd`: the context of its audit events.
+    pub fn auditing(mut self, resource: Option<String>, monthly_delta_usd: Option<f64>) -> Self {
+        self.audit = self.audit.within(AuditContext {
+            resource,
+            monthly_delta_usd,
+        });
+        self
+    }
+
+    /// A warning per audit sink that failed during this operation (the calls went on).
+    pub fn audit_warnings(&self) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        for why in self.audit.take_failures() {
+            d.push(Diagnostic::warning("Audit event not delivered", why));
+        }
+        d
     }
 
     /// These clouds, with the operation's capacity events appended to `record`.
@@ -110,6 +142,7 @@ impl Clouds {
         self.sessions
             .node_groups(cloud, region, &self.cancel)
             .await
+            .map(|groups| AuditedNodeGroups::wrap(groups, cloud, &self.audit))
             .map_err(|e| {
                 let name = cloud_name(cloud);
                 Diagnostic::error(
@@ -155,7 +188,8 @@ impl ConnectInstances for Clouds {
                 )));
             }
         }
-        self.sessions.instances(&place, &self.cancel).await
+        let vms = self.sessions.instances(&place, &self.cancel).await?;
+        Ok(AuditedInstances::wrap(vms, &place.region, &self.audit))
     }
 }
 
@@ -174,7 +208,8 @@ impl ConnectCommitments for Clouds {
                 "Azure commitments are bought in the provider's `azure.subscription_id`: set it in the `provider \"gpu\"` block".into(),
             )),
             Cloud::Aws | Cloud::Azure | Cloud::Gcp => {
-                self.sessions.commitments(cloud, region, &self.cancel).await
+                let bought = self.sessions.commitments(cloud, region, &self.cancel).await?;
+                Ok(AuditedCommitments::wrap(bought, cloud, region, &self.audit))
             }
             other => Err(CloudError::Invalid(format!(
                 "commitments on {other} are not built yet"

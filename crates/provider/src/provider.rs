@@ -72,7 +72,13 @@ impl GpuProvider {
     fn clouds(&self) -> crate::clouds::Clouds {
         let sessions = self.sessions();
         let record = self.events_file().map(gpu_core::record::EventLog::at);
-        crate::clouds::Clouds::new(sessions, self.operation_cancel()).with_record(record)
+        let mut sinks: Vec<Arc<dyn gpu_core::audit::AuditSink>> = Vec::new();
+        if let Some(log) = &record {
+            sinks.push(Arc::new(gpu_core::audit::JsonLinesSink(log.clone())));
+        }
+        crate::clouds::Clouds::new(sessions, self.operation_cancel())
+            .with_record(record)
+            .with_audit(sinks)
     }
 
     /// The catalog with live prices for `query` (refreshed once per clouds and regions

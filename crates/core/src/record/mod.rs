@@ -1,5 +1,6 @@
 //! The record of capacity events: one JSON object per line, appended by the provider (a
-//! request for GPUs, a capacity answer, GPUs ready) and read back by `report`. The
+//! request for GPUs, a capacity answer, GPUs ready; `audit` lines for every mutating
+//! cloud call, written by [`crate::audit`]) and read back by `report`. The
 //! watcher's events have the same base fields (`at`, `event`, `cloud`, `region`), so one
 //! report reads both.
 //!
@@ -49,6 +50,27 @@ pub struct EventLine {
     /// The cloud's words, or what was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// An audit event's caller, as the cloud knows it (an ARN, an Entra object id, a
+    /// Google service account e-mail), or `unknown` when the cloud cannot say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+    /// An audit event's call, e.g. `create_node_group`, `purchase_commitment`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// An audit event's object, by its cloud id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The Terraform address, when Terraform gives it (plugin protocol 5 and 6 do not:
+    /// `resource` holds the name instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_address: Option<String>,
+    /// An audit event's outcome: `ok`, or the kind of error (`quota`, `insufficient_capacity`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// The monthly cost change of the apply the call belongs to, USD (the same on each
+    /// call of one apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monthly_delta_usd: Option<f64>,
 }
 
 impl EventLine {

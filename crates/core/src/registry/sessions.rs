@@ -35,6 +35,16 @@ pub struct Sessions {
     pub azure: AzureSession,
     /// Google Cloud.
     pub gcp: GcpSession,
+    /// Each cloud's caller, asked once (the audit log's actor).
+    actors: std::sync::Arc<Actors>,
+}
+
+/// The callers found so far, one per cloud.
+#[derive(Debug, Default)]
+struct Actors {
+    aws: tokio::sync::OnceCell<String>,
+    azure: tokio::sync::OnceCell<String>,
+    gcp: tokio::sync::OnceCell<String>,
 }
 
 impl Sessions {
@@ -44,6 +54,7 @@ impl Sessions {
             aws: AwsSession::new(settings.aws),
             azure: AzureSession::new(settings.azure),
             gcp: GcpSession::new(settings.gcp),
+            actors: Default::default(),
         }
     }
 
@@ -203,6 +214,31 @@ fn absent(cloud: Cloud, what: &str) -> CloudError {
     CloudError::Invalid(format!(
         "{cloud} has no {what} here: the clouds with them are {CLOUDS_WITH_CLIENTS}"
     ))
+}
+
+/// The caller of each cloud as that cloud names it, asked on the first audited call and
+/// kept: AWS STS `GetCallerIdentity`'s ARN, the Entra token's object id (and name), the
+/// Google service account's e-mail or tokeninfo's; `unknown` when the cloud cannot say.
+#[async_trait::async_trait]
+impl crate::audit::ActorSource for Sessions {
+    async fn actor(&self, cloud: Cloud) -> String {
+        let ask = || async {
+            let found = match cloud {
+                Cloud::Aws => self.aws.caller().await,
+                Cloud::Azure => self.azure.caller().await,
+                Cloud::Gcp => self.gcp.caller().await,
+                other => Err(absent(other, "callers")),
+            };
+            found.unwrap_or_else(|_| crate::audit::UNKNOWN_ACTOR.to_string())
+        };
+        let slot = match cloud {
+            Cloud::Aws => &self.actors.aws,
+            Cloud::Azure => &self.actors.azure,
+            Cloud::Gcp => &self.actors.gcp,
+            _ => return ask().await,
+        };
+        slot.get_or_init(ask).await.clone()
+    }
 }
 
 #[cfg(test)]

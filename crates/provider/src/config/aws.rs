@@ -15,8 +15,9 @@ use crate::checks;
 pub const MAX_RETRIES_LIMIT: u32 = 25;
 
 /// AWS service names that `aws.endpoints` may override: the ones the provider calls
-/// (`ec2`: spot price history; `eks`: node groups; `pricing`: the bulk price list host).
-pub const AWS_ENDPOINT_SERVICES: &[&str] = &["ec2", "eks", "pricing"];
+/// (`ec2`: spot price history; `eks`: node groups; `pricing`: the bulk price list host;
+/// `sts`: the audit log's caller).
+pub const AWS_ENDPOINT_SERVICES: &[&str] = &["ec2", "eks", "pricing", "sts"];
 
 /// The `aws` block's schema.
 pub fn block() -> NestedBlock {
@@ -26,7 +27,7 @@ pub fn block() -> NestedBlock {
             .attribute(Attribute::optional("profile", Type::String).describe("Named profile of the shared AWS config files to use."))
             .attribute(
                 Attribute::optional("endpoints", Type::map(Type::String))
-                    .describe("Endpoint overrides by service name, for emulators and private endpoints, e.g. `{ eks = \"http://127.0.0.1:5000\" }`: `eks` (node groups), `ec2` (capacity blocks and capacity reservations of `gpu_commitment` and `gpu_capacity_block_offers`; launch templates of a pool's floor on a capacity reservation; spot price history, with `live = true`), `pricing` (the base URL of the AWS bulk price list, default `https://pricing.us-east-1.amazonaws.com`, with `live = true`). Each pool calls the region it names; credentials come from the usual chain.")
+                    .describe("Endpoint overrides by service name, for emulators and private endpoints, e.g. `{ eks = \"http://127.0.0.1:5000\" }`: `eks` (node groups), `ec2` (capacity blocks and capacity reservations of `gpu_commitment` and `gpu_capacity_block_offers`; launch templates of a pool's floor on a capacity reservation; spot price history, with `live = true`), `pricing` (the base URL of the AWS bulk price list, default `https://pricing.us-east-1.amazonaws.com`, with `live = true`), `sts` (`GetCallerIdentity`, the audit log's actor). Each pool calls the region it names; credentials come from the usual chain.")
                     .validate(known_services())
                     .validate(checks::http_url().each().describe("")),
             )
@@ -100,6 +101,7 @@ impl AwsConfig {
             profile: self.profile.clone(),
             eks_endpoint: endpoint("eks"),
             ec2_endpoint: endpoint("ec2"),
+            sts_endpoint: endpoint("sts"),
             retry: self.max_retries.map(RetryPolicy::with_retries),
             ..Default::default()
         }

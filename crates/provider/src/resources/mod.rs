@@ -1,5 +1,6 @@
 //! Managed resources of the `gpu` provider, one module each.
 
+pub mod audit_context;
 pub mod commitment;
 pub mod instance;
 pub mod node_pool;

@@ -75,6 +75,30 @@ impl AwsSession {
         Ec2PlacementScores::new(&sdk, region, self.tuning(cancel))
     }
 
+    /// The caller's ARN as STS `GetCallerIdentity` gives it, with the chain of the
+    /// default region (us-east-1 when the chain names none).
+    pub async fn caller(&self) -> Result<String, crate::seam::CloudError> {
+        use crate::seam::CloudError;
+        let sdk = self.sdk_config(None).await;
+        let mut conf = aws_sdk_sts::config::Builder::from(&sdk);
+        if sdk.region().is_none() {
+            conf = conf.region(aws_config::Region::new("us-east-1"));
+        }
+        if let Some(url) = &self.settings.sts_endpoint {
+            conf = conf.endpoint_url(url);
+        }
+        let client = aws_sdk_sts::Client::from_conf(conf.build());
+        let out = client.get_caller_identity().send().await.map_err(|e| {
+            CloudError::Unauthorized(format!(
+                "GetCallerIdentity: {}",
+                crate::seam::error::error_chain(&e)
+            ))
+        })?;
+        out.arn()
+            .map(str::to_string)
+            .ok_or_else(|| CloudError::Other("GetCallerIdentity gave no ARN".into()))
+    }
+
     /// The EC2 call settings with `cancel`.
     fn tuning(&self, cancel: &Cancel) -> Ec2Tuning {
         Ec2Tuning {

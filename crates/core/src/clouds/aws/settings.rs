@@ -16,6 +16,8 @@ pub struct AwsSettings {
     /// EC2 endpoint override (instances, commitments, launch templates of groups on a
     /// capacity reservation).
     pub ec2_endpoint: Option<String>,
+    /// STS endpoint override (the audit log's `GetCallerIdentity`).
+    pub sts_endpoint: Option<String>,
     /// Poll schedule of node group waits (default 5 s doubling to 30 s).
     pub backoff: Option<Backoff>,
     /// Retries of each call (default [`RetryPolicy::default`]).

@@ -30,6 +30,17 @@ impl Bearer {
     pub fn header(&self) -> String {
         format!("Bearer {}", self.0.secret())
     }
+
+    /// The token's claims (the payload of an Entra JWT), `None` when it is not a JWT.
+    /// Read for the audit log's actor; the signature is Entra's to check, not ours.
+    pub fn claims(&self) -> Option<serde_json::Value> {
+        use base64::Engine as _;
+        let payload = self.0.secret().split('.').nth(1)?;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload.trim_end_matches('='))
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
 }
 
 impl fmt::Debug for Bearer {

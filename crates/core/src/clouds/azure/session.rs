@@ -145,6 +145,18 @@ impl AzureSession {
             .unwrap_or(Duration::from_secs(20 * 60))
     }
 
+    /// The caller as its Entra token names it: the object id and, where present, a name
+    /// ([`crate::audit::claims::entra_actor`]).
+    pub async fn caller(&self) -> Result<String, CloudError> {
+        let (credentials, _) = self.shared()?;
+        let bearer = credentials.bearer().await?;
+        let claims = bearer
+            .claims()
+            .ok_or_else(|| CloudError::Other("the Azure token is not a JWT".into()))?;
+        crate::audit::claims::entra_actor(&claims)
+            .ok_or_else(|| CloudError::Other("the Azure token names no object id".into()))
+    }
+
     /// The AKS agent pool client; `cancel` ends its waits and retry pauses early.
     pub fn aks(&self, cancel: &Cancel) -> Result<Aks, CloudError> {
         Ok(Aks::new(self.arm(cancel)?))

@@ -37,6 +37,19 @@ pub struct GcpSettings {
     pub operation_timeout: Option<Duration>,
 }
 
+/// Google's token information endpoint (the audit log's actor for user credentials).
+const TOKENINFO: &str = "https://oauth2.googleapis.com/tokeninfo";
+
+/// The Application Default Credentials file: `GOOGLE_APPLICATION_CREDENTIALS`, else
+/// gcloud's (`~/.config/gcloud/application_default_credentials.json`).
+fn adc_file() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("GOOGLE_APPLICATION_CREDENTIALS").filter(|p| !p.is_empty()) {
+        return Some(p.into());
+    }
+    let home = std::env::var_os("HOME")?;
+    Some(std::path::Path::new(&home).join(".config/gcloud/application_default_credentials.json"))
+}
+
 /// Google credentials and an HTTP client, made on first use and shared by every client
 /// the session makes; clones share them.
 #[derive(Debug, Clone, Default)]
@@ -97,6 +110,35 @@ impl GcpSession {
             self.settings.retry.unwrap_or_default(),
             cancel.clone(),
         ))
+    }
+
+    /// The caller's e-mail: the service account the credentials file names (a key file,
+    /// an impersonation), else what Google's tokeninfo says of the current token.
+    pub async fn caller(&self) -> Result<String, CloudError> {
+        let (tokens, http) = self.shared()?;
+        if matches!(tokens, TokenSource::Adc(_))
+            && let Some(account) = adc_file()
+                .and_then(|p| std::fs::read(p).ok())
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .and_then(|v| crate::audit::claims::google_account(&v))
+        {
+            return Ok(account);
+        }
+        let token = tokens.token().await?;
+        let answer = http
+            .post(TOKENINFO)
+            .form(&[("access_token", token.expose())])
+            .send()
+            .await
+            .map_err(|e| CloudError::Transient(format!("tokeninfo: {e}")))?;
+        let body: serde_json::Value = answer
+            .json()
+            .await
+            .map_err(|e| CloudError::Other(format!("tokeninfo: {e}")))?;
+        body.get("email")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| CloudError::Other("tokeninfo names no e-mail".into()))
     }
 
     /// The GKE node pool client; `cancel` ends its waits and retry pauses early.

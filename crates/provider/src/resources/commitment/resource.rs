@@ -90,7 +90,13 @@ impl Resource for CommitmentResource {
     }
 
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
-        let settings = self.provider.commitment_settings();
+        let mut settings = self.provider.commitment_settings();
+        settings.clouds = crate::resources::audit_context::for_apply(
+            settings.clouds,
+            super::TYPE_NAME,
+            request.prior(),
+            request.planned(),
+        );
         let live = if request.planned().is_null() {
             request.prior()
         } else {
@@ -106,13 +112,15 @@ impl Resource for CommitmentResource {
                 };
             }
         };
-        apply::apply(
+        let mut r = apply::apply(
             request.prior(),
             request.planned(),
             &settings,
             store.as_ref(),
         )
-        .await
+        .await;
+        r.diagnostics.extend(settings.clouds.audit_warnings());
+        r
     }
 
     /// `<kind>/<location>/<id>`: read from the cloud, never bought or changed.

@@ -70,18 +70,26 @@ impl Resource for InstanceResource {
     }
 
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
-        let settings = self.provider.instance_settings();
+        let mut settings = self.provider.instance_settings();
+        settings.base.clouds = crate::resources::audit_context::for_apply(
+            settings.base.clouds,
+            super::TYPE_NAME,
+            request.prior(),
+            request.planned(),
+        );
         // The plan took an import's unreadable inputs from the configuration: so does apply.
         let adopted = (request.planned_private() == import::IMPORTED)
             .then(|| import::adopt(request.prior(), request.planned(), Catalog::embedded()).0);
-        apply::apply(
+        let mut r = apply::apply(
             adopted.as_ref().unwrap_or(request.prior()),
             request.planned(),
             &settings,
             Catalog::embedded(),
             &settings.base.clouds,
         )
-        .await
+        .await;
+        r.diagnostics.extend(settings.base.clouds.audit_warnings());
+        r
     }
 
     async fn read(&self, request: ReadRequest) -> ReadResourceResponse {

@@ -62,13 +62,22 @@ impl Resource for NodePool {
     }
 
     async fn apply(&self, request: ApplyRequest) -> ApplyResourceChangeResponse {
-        apply::apply(
+        let mut settings = self.provider.pool_settings();
+        settings.clouds = crate::resources::audit_context::for_apply(
+            settings.clouds,
+            super::TYPE_NAME,
             request.prior(),
             request.planned(),
-            &self.provider.pool_settings(),
+        );
+        let mut r = apply::apply(
+            request.prior(),
+            request.planned(),
+            &settings,
             Catalog::embedded(),
         )
-        .await
+        .await;
+        r.diagnostics.extend(settings.clouds.audit_warnings());
+        r
     }
 
     async fn read(&self, request: ReadRequest) -> ReadResourceResponse {

@@ -1,0 +1,109 @@
+"""The audit log under real Terraform, on Google Cloud (the GKE and Compute Engine fakes
+behind one `gcp.endpoint`, credentials from a service-account key file): every mutating
+call of an apply, a destroy and the reclaim watcher is one `audit` line of the events
+file, naming the caller by the service account's e-mail, the call, the cloud id of its
+object, the outcome and the money of the change; nothing secret is in any of it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from audit_check import audit_lines, check_line
+from cloud_fakes import PROJECT
+from conftest import provider_bin_path
+from fakes.compute_instances import ComputeInstances
+from test_inventory import Google, gcp_tf  # noqa: F401 (gcp_tf: a fixture)
+
+REGION, ZONE = "us-central1", "us-central1-b"
+FAMILY = "common-cu129-ubuntu-2204-nvidia-580"
+IMAGES = [{"name": f"{FAMILY}-v20251115", "family": FAMILY,
+           "creationTimestamp": "2025-11-15T00:00:00.000-08:00"}]
+
+
+@pytest.fixture(scope="module")
+def google(tmp_path_factory):
+    g = Google(tmp_path_factory.mktemp("audit"), compute=ComputeInstances)
+    g.compute.seed_images("deeplearning-platform-release", IMAGES)
+    yield g
+    g.stop()
+
+
+def config(google, extra_provider: str = "") -> str:
+    return f'''
+provider "gpu" {{
+  allow_commitment_purchase = true
+{google.provider()}{extra_provider}}}
+
+resource "gpu_instance" "dev" {{
+  cloud  = "gcp"
+  region = "{REGION}"
+  zone   = "{ZONE}"
+  name   = "dev"
+  gpu    = "A100-40GB"
+  spot   = true
+}}
+
+resource "gpu_commitment" "floor" {{
+  kind           = "gcp_reservation"
+  region         = "{REGION}"
+  zone           = "{ZONE}"
+  instance_type  = "a3-highgpu-8g"
+  instance_count = 1
+}}
+'''
+
+
+def secrets_of(google) -> list[str]:
+    key = json.loads(google.key.read_text())
+    return [key["private_key"].splitlines()[1], key["private_key_id"]]
+
+
+def watch(gcp_tf, google, events) -> None:
+    done = subprocess.run(
+        [str(provider_bin_path()), "watch", f"--target=gcp:{PROJECT}", "--events", str(events),
+         "--gcp-endpoint", google.front.url, "--interval", "1s", "--retry-initial", "1s",
+         "--retry-max", "1s", "--exit-when-idle", "--passes", "10"],
+        env=gcp_tf.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_change_of_an_apply_a_destroy_and_the_watcher_is_audited(gcp_tf, google, tmp_path):
+    events = tmp_path / "events.jsonl"
+    gcp_tf.env = {**gcp_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
+    wd = gcp_tf.workdir(files={"main.tf": config(google)})
+    wd.run("apply")
+    vm, floor = wd.resource("gpu_instance.dev"), wd.resource("gpu_commitment.floor")
+    email = json.loads(google.key.read_text())["client_email"]
+
+    google.compute.configure({"reclaim_reads": 0})  # stopped at once: the watcher's turn
+    google.compute.reclaim(PROJECT, ZONE, "dev")
+    watch(gcp_tf, google, events)
+    wd.run("destroy")
+
+    lines = audit_lines(events)
+    for x in lines:
+        check_line(x, secrets_of(google))
+        assert (x["actor"], x["cloud"], x["result"]) == (email, "gcp", "ok"), x
+    by_action = {}
+    for x in lines:
+        by_action.setdefault(x["action"], []).append(x)
+    assert sorted(by_action) == ["cancel_commitment", "delete_instance", "launch_instance",
+                                 "purchase_commitment", "start_instance"], lines
+    (launch,) = by_action["launch_instance"]
+    assert launch["target"] == vm["id"] and launch["resource"] == "gpu_instance.dev"
+    assert launch["monthly_delta_usd"] == pytest.approx(vm["monthly_usd"])
+    (bought,) = by_action["purchase_commitment"]
+    assert bought["target"] == floor["commitment_id"] and bought["resource"] == "gpu_commitment"
+    assert bought["monthly_delta_usd"] == pytest.approx(floor["monthly_usd"])
+    (start,) = by_action["start_instance"]
+    assert start["target"] == vm["id"] and start["resource"] == "watch"
+    (deleted,) = by_action["delete_instance"]
+    assert deleted["monthly_delta_usd"] == pytest.approx(-vm["monthly_usd"])
+    (cancelled,) = by_action["cancel_commitment"]
+    assert cancelled["target"] == floor["commitment_id"]
+    order = [x["action"] for x in lines]
+    assert order.index("start_instance") < order.index("delete_instance")
