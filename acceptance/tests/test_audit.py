@@ -107,3 +107,90 @@ def test_every_change_of_an_apply_a_destroy_and_the_watcher_is_audited(gcp_tf, g
     assert cancelled["target"] == floor["commitment_id"]
     order = [x["action"] for x in lines]
     assert order.index("start_instance") < order.index("delete_instance")
+
+
+RESERVATION = f'''
+resource "gpu_commitment" "floor" {{
+  kind           = "gcp_reservation"
+  region         = "{REGION}"
+  zone           = "{ZONE}"
+  instance_type  = "a3-highgpu-8g"
+  instance_count = 1
+}}
+'''
+
+API_KEY = "otlp-key-5f1d7c"  # the collector's key: sent as a header, never written anywhere
+
+
+def with_audit(google, endpoint: str) -> str:
+    return f'''
+provider "gpu" {{
+  allow_commitment_purchase = true
+{google.provider()}  audit {{
+    otlp_endpoint = "{endpoint}"
+    headers       = {{ "x-api-key" = "{API_KEY}" }}
+  }}
+}}
+''' + RESERVATION
+
+
+@pytest.fixture
+def receiver():
+    from fakes.otlp_receiver import OtlpReceiver
+    r = OtlpReceiver().start()
+    yield r
+    r.stop()
+
+
+def test_audit_events_reach_an_otlp_collector_with_every_field(gcp_tf, google, receiver, tmp_path):
+    """Each audit line of the events file is also one OTLP log record, decoded here with
+    the OpenTelemetry protobuf definitions: every field an attribute of the same name and
+    value, the service named, the collector's key sent as a header and found nowhere else."""
+    events = tmp_path / "events.jsonl"
+    gcp_tf.env = {**gcp_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
+    wd = gcp_tf.workdir(files={"main.tf": with_audit(google, receiver.url)})
+    applied = wd.run("apply")
+    destroyed = wd.run("destroy")
+    lines = audit_lines(events)
+    assert [x["action"] for x in lines] == ["purchase_commitment", "cancel_commitment"]
+    records = receiver.state()["records"]
+    assert len(records) == len(lines), records
+    for line, record in zip(lines, records):
+        attrs = record["attributes"]
+        for field, value in line.items():
+            assert attrs[field] == value, (field, attrs, line)
+        assert record["event_name"] == "gpu.audit" and record["severity_text"] == "INFO"
+        assert record["time_unix_nano"] > 0 and line["actor"] in record["body"]
+        assert record["resource"]["service.name"] == "terraform-provider-gpu"
+        assert record["scope"] == "terraform-provider-gpu.audit"
+    assert all(e.get("x-api-key") == API_KEY for e in receiver.state()["exports"])
+    assert receiver.state()["exports"], "at least one export"
+    for text in (events.read_text(), applied.output, destroyed.output,
+                 json.dumps(wd.show_json())):
+        assert API_KEY not in text
+
+
+def test_a_collector_that_is_down_warns_and_the_events_file_keeps_the_line(
+        gcp_tf, google, receiver, tmp_path):
+    events = tmp_path / "events.jsonl"
+    gcp_tf.env = {**gcp_tf.env, "GPU_TF_EVENTS_FILE": str(events)}
+    receiver.inject(method="POST", path="/v1/logs", status=503, count=100)
+    wd = gcp_tf.workdir(files={"main.tf": with_audit(google, receiver.url)})
+    res = wd.run("apply")
+    flat = " ".join(res.output.split())
+    assert "Warning: Audit event not delivered" in flat and "/v1/logs" in flat, res.output
+    assert API_KEY not in res.output
+    assert wd.resource("gpu_commitment.floor")["status"] == "active"
+    assert [x["action"] for x in audit_lines(events)] == ["purchase_commitment"]
+    receiver.reset()
+    wd.run("destroy")
+
+
+@pytest.mark.parametrize("endpoint", ["otel-collector:4318", "http://", "ftp://collector"])
+def test_an_otlp_endpoint_that_is_not_a_url_is_refused_before_any_call(gcp_tf, google, endpoint):
+    before = google.mutations()
+    wd = gcp_tf.workdir(files={"main.tf": with_audit(google, endpoint)})
+    res = wd.fails("plan")
+    flat = " ".join(res.output.split())
+    assert "otlp_endpoint" in flat and "http://otel-collector:4318" in flat, res.output
+    assert google.mutations() == before

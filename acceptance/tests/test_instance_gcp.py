@@ -247,8 +247,11 @@ def test_a_stockout_at_create_leaves_nothing_and_says_where(gcp_tf, gce, tmp_pat
     assert vms(gce) == [] and wd.state_resources() == []
     wd.run("apply")
     assert len(vms(gce)) == 1
-    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    every = [json.loads(line) for line in events.read_text().splitlines()]
+    lines = [e for e in every if e["event"] != "audit"]
     assert [e["event"] for e in lines] == ["request", "capacity", "request", "ready"], lines
+    audited = [(e["action"], e["result"]) for e in every if e["event"] == "audit"]
+    assert audited == [("launch_instance", "insufficient_capacity"), ("launch_instance", "ok")]
     for e in lines:
         assert (e["cloud"], e["region"], e["zone"], e["gpu"]) == ("gcp", REGION, ZONE,
                                                                "A100-40GB"), e

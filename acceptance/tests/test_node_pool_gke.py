@@ -265,8 +265,16 @@ def test_the_record_says_the_refusal_and_the_time_to_ready_and_the_reports_read_
     finally:
         gcp.gke.configure({"capacity": {cluster: None}})
     wd.run("apply")
-    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    every = [json.loads(line) for line in events.read_text().splitlines()]
+    lines = [e for e in every if e["event"] != "audit"]
     assert [e["event"] for e in lines] == ["request", "capacity", "request", "ready"], lines
+    # GKE accepts the create and answers the stockout in its operation: the audit shows the
+    # accepted create, the clean-up (the second group was never made), then the two
+    # creates of the apply that succeeds.
+    audited = [(e["action"], e["result"]) for e in every if e["event"] == "audit"]
+    assert audited == [("create_node_group", "ok"), ("delete_node_group", "ok"),
+                       ("delete_node_group", "not_found"), ("create_node_group", "ok"),
+                       ("create_node_group", "ok")], audited
     for e in lines:
         assert (e["cloud"], e["region"], e["gpu"]) == ("gcp", REGION, "L4"), e
         assert e["resource"] == f"gpu_node_pool.{pool}" and e["at"].endswith("Z"), e

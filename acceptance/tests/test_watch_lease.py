@@ -107,8 +107,13 @@ def lease_flags(api, token: Path, identity: str, duration: str = "5s") -> list[s
             "--identity", identity, "--kube-endpoint", api.url, "--kube-token-file", str(token)]
 
 
-def read_events(path: Path) -> list[dict]:
+def read_all(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def read_events(path: Path) -> list[dict]:
+    """The watcher's reclaim events (its audit lines left out)."""
+    return [e for e in read_all(path) if e["event"] != "audit"]
 
 
 def test_two_watchers_at_once_start_the_vm_once(clouds, env, tmp_path):
@@ -129,6 +134,10 @@ def test_two_watchers_at_once_start_the_vm_once(clouds, env, tmp_path):
         print(who, stderr, *read_events(events), sep="\n")
 
     assert starts(gce, "train") == 1, "the VM is started exactly once"
+    audited = [e for _, (proc, events) in procs.items() for e in read_all(events)
+               if e["event"] == "audit"]
+    assert [e["action"] for e in audited] == ["start_instance"], \
+        "one audit line, the leader's start; the standby changes nothing"
     started = [w for w, (ev, _) in results.items() if any(e["event"] == "started" for e in ev)]
     assert len(started) == 1, results
     (leader,) = started

@@ -68,8 +68,10 @@ impl Clouds {
         self
     }
 
-    /// A warning per audit sink that failed during this operation (the calls went on).
+    /// Delivers the operation's audit events, then a warning per sink that failed during
+    /// it (the calls went on).
     pub fn audit_warnings(&self) -> Diagnostics {
+        self.audit.flush();
         let mut d = Diagnostics::new();
         for why in self.audit.take_failures() {
             d.push(Diagnostic::warning("Audit event not delivered", why));

@@ -29,6 +29,8 @@ pub struct GpuProvider {
     /// Every cloud's session (credentials, SDK configurations, HTTP clients), made at
     /// `ConfigureProvider` and shared by every operation until the next one.
     sessions: RwLock<Sessions>,
+    /// The `audit` block's OpenTelemetry sink, made at `ConfigureProvider`.
+    otlp: RwLock<Option<Arc<dyn gpu_core::audit::AuditSink>>>,
 }
 
 impl GpuProvider {
@@ -37,14 +39,32 @@ impl GpuProvider {
         self.config.read().ok().and_then(|c| c.clone())
     }
 
-    /// Takes `parsed` as the provider block's settings, with the sessions they give.
-    fn set_config(&self, parsed: ProviderConfig) {
+    /// Takes `parsed` as the provider block's settings, with the sessions and the audit
+    /// sink they give; a sink that cannot be made is a warning (the events file keeps
+    /// the audit lines).
+    fn set_config(&self, parsed: ProviderConfig) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        let otlp = match parsed.audit.as_ref().and_then(|a| a.otlp_sink()) {
+            Some(Ok(sink)) => Some(sink),
+            Some(Err(why)) => {
+                diags.push(
+                    Diagnostic::warning("Audit sink unavailable", why)
+                        .at(tfplugin::AttributePath::attr("audit").then_attr("otlp_endpoint")),
+                );
+                None
+            }
+            None => None,
+        };
+        if let Ok(mut slot) = self.otlp.write() {
+            *slot = otlp;
+        }
         if let Ok(mut slot) = self.sessions.write() {
             *slot = crate::clouds::sessions_of(&parsed);
         }
         if let Ok(mut slot) = self.config.write() {
             *slot = Some(parsed);
         }
+        diags
     }
 
     /// The stop signal for an operation starting now.
@@ -75,6 +95,9 @@ impl GpuProvider {
         let mut sinks: Vec<Arc<dyn gpu_core::audit::AuditSink>> = Vec::new();
         if let Some(log) = &record {
             sinks.push(Arc::new(gpu_core::audit::JsonLinesSink(log.clone())));
+        }
+        if let Some(otlp) = self.otlp.read().ok().and_then(|s| s.clone()) {
+            sinks.push(otlp);
         }
         crate::clouds::Clouds::new(sessions, self.operation_cancel())
             .with_record(record)
@@ -213,7 +236,7 @@ pub fn new() -> Router<Arc<GpuProvider>> {
 /// caller): the CLI's way to run the resources' own import and read, as Terraform would.
 pub fn configured_with(config: ProviderConfig) -> Router<Arc<GpuProvider>> {
     let router = new();
-    router.provider().set_config(config);
+    let _ = router.provider().set_config(config);
     router
 }
 
@@ -248,7 +271,7 @@ impl ProviderBlock for GpuProvider {
             return diags;
         }
         match tfplugin::value::from_value::<ProviderConfig>(&request.config) {
-            Ok(parsed) => self.set_config(parsed),
+            Ok(parsed) => diags.extend(self.set_config(parsed)),
             Err(e) => diags.push(Diagnostic::error(
                 "Invalid provider configuration",
                 e.to_string(),

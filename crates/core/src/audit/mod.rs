@@ -8,6 +8,8 @@
 
 pub mod audited;
 pub mod claims;
+#[cfg(feature = "live")]
+pub mod otlp;
 pub mod sink;
 
 use std::future::Future;
@@ -132,6 +134,18 @@ impl Audit {
     pub fn emit(&self, line: &EventLine) {
         for sink in self.sinks.iter() {
             if let Err(e) = sink.send(line) {
+                self.failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(e);
+            }
+        }
+    }
+
+    /// Delivers what the sinks queued (the end of an apply); a failure is kept.
+    pub fn flush(&self) {
+        for sink in self.sinks.iter() {
+            if let Err(e) = sink.flush() {
                 self.failures
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

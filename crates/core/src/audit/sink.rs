@@ -7,6 +7,11 @@ use crate::record::{EventLine, EventLog};
 pub trait AuditSink: Send + Sync + std::fmt::Debug {
     /// Takes `line`; an error says why it was not kept (the caller warns, the call goes on).
     fn send(&self, line: &EventLine) -> Result<(), String>;
+
+    /// Delivers what was queued (a remote sink), saying why not; default: nothing queued.
+    fn flush(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Audit lines printed to standard output (the watcher's events go there without a file).

@@ -1,7 +1,8 @@
-//! The one choke point every mutating cloud call passes through ([`Journal::run`]): it
-//! times the call and keeps a record of what was changed, in order, with its outcome.
-//! Retries of throttling live inside each adapter (one policy, `crate::retry`); the audit
-//! log and time-to-ready figures read this journal.
+//! The journal of one pool operation's mutating calls ([`Journal::run`]): it times each
+//! call and keeps what was changed, in order, with its outcome, for the operation's log
+//! lines. Retries of throttling live inside each adapter (one policy, `crate::retry`). The
+//! audit log is not kept here: every mutating call of every resource passes
+//! `crate::audit::Audit::run`, through the seam decorators the clients are wrapped in.
 
 use std::future::Future;
 use std::sync::Mutex;

@@ -58,7 +58,7 @@ fn known_services() -> Validator {
             })
             .collect()
     })
-    .describe("Keys must be `ec2`, `eks` or `pricing`, values `http://` or `https://` URLs.")
+    .describe("Keys must be `ec2`, `eks`, `pricing` or `sts`, values `http://` or `https://` URLs.")
 }
 
 /// `aws.max_retries` is a whole number up to [`MAX_RETRIES_LIMIT`].

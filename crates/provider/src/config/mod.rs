@@ -2,6 +2,7 @@
 //! and the settings resources use. Each cloud's block is that cloud's face ([`aws`],
 //! [`azure`], [`gcp`]).
 
+pub mod audit;
 pub mod aws;
 pub mod azure;
 pub mod gcp;
@@ -28,6 +29,7 @@ pub fn schema() -> Schema {
         .block(aws::block())
         .block(azure::block())
         .block(gcp::block())
+        .block(audit::block())
         .attribute(
             Attribute::optional("default_labels", Type::map(Type::String))
                 .describe("Cloud tags (labels on Google Cloud) put on every resource the provider makes (node groups, agent pools and node pools, VMs, commitments), under each resource's own `tags` or `labels`, for spend breakdown (e.g. `{ team = \"ml\", project = \"llm\" }`). They are not Kubernetes node labels: use a pool's `labels` for those. One set works on every cloud.")
@@ -35,7 +37,7 @@ pub fn schema() -> Schema {
         )
         .attribute(
             Attribute::optional("events_file", Type::String)
-                .describe("A file the provider appends one JSON line to for each capacity event: a request for GPUs (`request`), a cloud's capacity answer (`capacity`, with `outcome` `stockout`, `quota` or `not_offered`), GPUs ready (`ready`, with `seconds` from the first request). Each line has `at`, `event`, `cloud`, `region`, and where they apply `resource`, `zone`, `gpu`, `outcome`, `seconds`, `detail`; never a secret. `terraform-provider-gpu report time-to-gpu --events FILE` and `report capacity` read it. Default: the `GPU_TF_EVENTS_FILE` environment variable; neither set: no record.")
+                .describe("A file the provider appends one JSON line to for each capacity event: a request for GPUs (`request`), a cloud's capacity answer (`capacity`, with `outcome` `stockout`, `quota` or `not_offered`), GPUs ready (`ready`, with `seconds` from the first request), and an `audit` line for every mutating cloud call (see the `audit` block). Each line has `at`, `event`, `cloud`, `region`, and where they apply `resource`, `zone`, `gpu`, `outcome`, `seconds`, `detail`; never a secret. `terraform-provider-gpu report time-to-gpu --events FILE` and `report capacity` read it. Default: the `GPU_TF_EVENTS_FILE` environment variable; neither set: no record.")
                 .validate(checks::not_blank()),
         )
         .attribute(
@@ -90,6 +92,8 @@ pub struct ProviderConfig {
     pub allow_commitment_purchase: Option<bool>,
     /// Where capacity events are appended.
     pub events_file: Option<String>,
+    /// Where audit events go besides the events file.
+    pub audit: Option<audit::AuditConfig>,
 }
 
 impl ProviderConfig {
