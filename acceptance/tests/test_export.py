@@ -85,7 +85,7 @@ def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
         assert f"to = {address}\n" in text, text
     reservation = made.resource("gpu_commitment.floor")["commitment_id"]
     assert f'id = "gcp_reservation/{ZONE}/{reservation}"' in text, text
-    assert "# TODO: no cloud reports these back about a VM: `user_data`" in text, text
+    assert "# TODO: no cloud reports these back about a VM: `user_data`, `gcp`." in text, text
     assert "# Not exported:" in text and "their-l4" in text, text
     assert "their-l4" in res.stderr, "what is left out is said on standard error too"
     assert "gpu_node_pool.train" not in text.split("# Not exported:")[1]

@@ -31,7 +31,7 @@ def assert_at_most_one(bt):
 
 def test_provider_block(schema):
     block = schema["provider"]["block"]
-    assert sorted(block.get("block_types", {})) == ["aws", "azure", "gcp"]
+    assert sorted(block.get("block_types", {})) == ["audit", "aws", "azure", "gcp"]
     assert set(block.get("attributes", {})) == {"default_labels", "budget", "max_price_age",
                                                 "include_stale_prices",
                                                 "allow_commitment_purchase", "events_file"}
@@ -55,6 +55,14 @@ def test_provider_block(schema):
     assert_optional(attr(gcp, "access_token"), "string")
     # The token is marked sensitive, so Terraform never shows it in plans or output.
     assert attr(gcp, "access_token").get("sensitive") is True
+
+    audit = block["block_types"]["audit"]
+    assert_at_most_one(audit)
+    assert set(audit["block"]["attributes"]) == {"otlp_endpoint", "headers"}
+    assert_optional(attr(audit["block"], "otlp_endpoint"), "string")
+    assert_optional(attr(audit["block"], "headers"), ["map", "string"])
+    # A collector's API key goes in the headers: never shown.
+    assert attr(audit["block"], "headers").get("sensitive") is True
     assert not attr(gcp, "project").get("sensitive")
     for name in ("project", "endpoint"):
         assert_optional(attr(gcp, name), "string")

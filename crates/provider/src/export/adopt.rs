@@ -115,7 +115,7 @@ pub async fn adopt(
         let Some(schema) = schemas.resources.get(type_name) else {
             continue;
         };
-        match adopt_one(router, type_name, id, schema).await {
+        match adopt_one(router, type_name, id, schema, item.cloud).await {
             Ok((body, notes)) => {
                 // A pool is named by its import id's last part (its groups are
                 // `<name>-od`, `<name>-spot`); the rest by the cloud's name.
@@ -154,6 +154,7 @@ async fn adopt_one(
     type_name: &str,
     id: &str,
     schema: &Schema,
+    cloud: gpu_core::offer::Cloud,
 ) -> Result<(ConfigBody, Vec<String>), String> {
     let imported = router
         .import_resource_state(ImportResourceStateRequest {
@@ -209,6 +210,8 @@ async fn adopt_one(
             crate::resources::instance::import::NOT_READABLE
                 .iter()
                 .filter(|n| !["gpu", "gpu_count", "image"].contains(n))
+                // Of the cloud blocks, only the VM's own cloud's applies.
+                .filter(|n| !["aws", "azure", "gcp"].contains(n) || **n == cloud.as_str())
                 .map(|n| format!("`{n}`"))
                 .collect::<Vec<_>>()
                 .join(", ")

@@ -52,8 +52,18 @@ pub fn file(header: &str, provider: &ConfigBody, resources: &[Exported], left: &
                         .add_attribute((
                             "gpu",
                             Expression::from_iter([
-                                ("source", Expression::from(SOURCE)),
-                                ("version", Expression::from(env!("CARGO_PKG_VERSION"))),
+                                (
+                                    hcl::ObjectKey::Identifier(hcl::Identifier::unchecked(
+                                        "source",
+                                    )),
+                                    Expression::from(SOURCE),
+                                ),
+                                (
+                                    hcl::ObjectKey::Identifier(hcl::Identifier::unchecked(
+                                        "version",
+                                    )),
+                                    Expression::from(env!("CARGO_PKG_VERSION")),
+                                ),
                             ]),
                         ))
                         .build(),
@@ -147,6 +157,10 @@ mod tests {
             }],
         );
         assert!(text.contains("to = gpu_node_pool.train"), "{text}");
+        assert!(
+            text.contains("source = \"gpu-tf/gpu\""),
+            "written as people write it: {text}"
+        );
         assert!(text.contains("# TODO: `user_data` is sensitive"), "{text}");
         assert!(text.contains("# - node_pool x: not ours"), "{text}");
         assert!(text.contains("$${x}"), "interpolation escaped: {text}");
