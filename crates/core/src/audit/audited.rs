@@ -16,7 +16,7 @@ use crate::seam::commitments::{CapacityBlocks, LiveCommitment, Order, PriceQuote
 use crate::seam::instances::{ImageRef, LaunchSpec, LiveInstance};
 use crate::seam::{
     CloudError, CloudTraits, ClusterRef, Commitments, Instances, NodeGroup, NodeGroups, Turn,
-    WaitTarget,
+    WaitTarget, region_of_location,
 };
 
 /// The cloud id of group `name` in `cluster`: the AKS agent pool's ARM id, the GKE node
@@ -44,7 +44,7 @@ fn cluster_region(cluster: &ClusterRef) -> String {
     match cluster {
         ClusterRef::Eks { region, .. } => region.clone(),
         ClusterRef::Aks { .. } => String::new(),
-        ClusterRef::Gke { location, .. } => zone_region(location),
+        ClusterRef::Gke { location, .. } => region_of_location(location),
     }
 }
 
@@ -216,20 +216,12 @@ impl AuditedInstances {
             return self.region.clone();
         }
         if let Some(zone) = id.split("/zones/").nth(1).and_then(|z| z.split('/').next()) {
-            return zone_region(zone);
+            return region_of_location(zone);
         }
         match self.inner.get(id).await {
             Ok(Some(vm)) => vm.region,
             _ => String::new(),
         }
-    }
-}
-
-/// The region of a Compute Engine zone (`us-central1-b` → `us-central1`).
-fn zone_region(zone: &str) -> String {
-    match zone.rsplit_once('-') {
-        Some((head, tail)) if tail.len() == 1 && head.contains('-') => head.to_string(),
-        _ => zone.to_string(),
     }
 }
 
@@ -406,9 +398,9 @@ mod tests {
             "projects/p/locations/us-central1-a/clusters/c/nodePools/train-spot"
         );
         assert_eq!(cluster_region(&gke), "us-central1");
-        assert_eq!(zone_region("europe-west4-a"), "europe-west4");
+        assert_eq!(region_of_location("europe-west4-a"), "europe-west4");
         assert_eq!(
-            zone_region("us-central1"),
+            region_of_location("us-central1"),
             "us-central1",
             "a region is its own"
         );

@@ -64,6 +64,15 @@ impl ClusterRef {
     }
 }
 
+/// The region of a Google Cloud location: the location itself, or the region of a zone
+/// (`us-central1-a` → `us-central1`).
+pub fn region_of_location(location: &str) -> String {
+    match location.rsplit_once('-') {
+        Some((region, zone)) if zone.len() == 1 && region.contains('-') => region.to_string(),
+        _ => location.to_string(),
+    }
+}
+
 /// Whether `zone` is a Google Cloud zone of `region`: the region plus `-<letter>`
 /// (`us-central1-a` is in `us-central1`), both as Google spells them (lower case).
 pub fn is_zone_of(zone: &str, region: &str) -> bool {
@@ -159,5 +168,13 @@ mod tests {
             .is_err()
         );
         assert!(ClusterRef::parse(Cloud::Cudo, "x", "c").is_err());
+    }
+
+    #[test]
+    fn gke_locations_name_their_region() {
+        assert_eq!(region_of_location("us-central1-a"), "us-central1");
+        assert_eq!(region_of_location("us-central1"), "us-central1");
+        assert_eq!(region_of_location("europe-west4-b"), "europe-west4");
+        assert_eq!(region_of_location("europe-west4-a"), "europe-west4");
     }
 }

@@ -31,7 +31,7 @@ pub mod traits;
 pub mod turns;
 
 pub use capacity::{CapacityAnswer, CapacityOutcome, CapacityPlace};
-pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of};
+pub use cluster::{BadClusterRef, ClusterRef, is_guid, is_zone_of, region_of_location};
 pub use commitments::Commitments;
 pub use connect::{ConnectCommitments, ConnectInstances, Place};
 pub use error::CloudError;

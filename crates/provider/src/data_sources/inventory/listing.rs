@@ -12,7 +12,8 @@ use gpu_core::seam::{ClusterRef, ConnectCommitments as _, ConnectInstances as _,
 
 use super::args::Listing;
 use crate::clouds::{Clouds, cloud_name};
-use crate::resources::node_pool::import::{gke_region, import_id};
+use crate::resources::node_pool::import::import_id;
+use gpu_core::seam::region_of_location;
 
 /// Everything `listing` names, and the places that could not be read.
 pub async fn read(
@@ -92,7 +93,7 @@ async fn region_of(
 ) -> Result<String, String> {
     match cluster {
         ClusterRef::Eks { region, .. } => Ok(region.clone()),
-        ClusterRef::Gke { location, .. } => Ok(gke_region(location)),
+        ClusterRef::Gke { location, .. } => Ok(region_of_location(location)),
         ClusterRef::Aks { .. } => groups
             .cluster_region(cluster)
             .await

@@ -14,8 +14,8 @@ use tfplugin::{Diagnostic, Diagnostics, Value};
 use super::plan::set;
 use super::{Settings, core_config, schema};
 use crate::model_values::object_of;
-use crate::resources::node_pool::import::gke_region;
 use gpu_core::seam::is_zone_of;
+use gpu_core::seam::region_of_location;
 
 /// The attributes a priced import copies from a plan of the same commitment.
 const PRICED: &[&str] = &[
@@ -183,7 +183,7 @@ impl ImportId {
     /// The region: the location, or a zone's region.
     pub fn region(&self) -> String {
         if self.kind == CommitmentKind::GcpReservation {
-            gke_region(&self.location)
+            region_of_location(&self.location)
         } else {
             self.location.clone()
         }
@@ -192,7 +192,7 @@ impl ImportId {
 
 /// Zones look like `us-central1-a`: a letter after their region.
 fn is_zone(l: &str) -> bool {
-    is_zone_of(l, &gke_region(l))
+    is_zone_of(l, &region_of_location(l))
 }
 
 /// The state of `live`, imported as `id`: what the cloud says, in the attributes a

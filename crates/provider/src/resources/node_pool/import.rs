@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use gpu_core::catalog::Catalog;
 use gpu_core::offer::Cloud;
 use gpu_core::pool::spelling;
-use gpu_core::seam::{ClusterRef, is_guid};
+use gpu_core::seam::{ClusterRef, is_guid, region_of_location};
 use tfplugin::Value;
 
 /// The shapes of import ids, for messages.
@@ -31,15 +31,6 @@ pub fn import_id(cluster: &ClusterRef, pool: &str) -> String {
             location,
             name,
         } => format!("gcp/{project}/{location}/{name}/{pool}"),
-    }
-}
-
-/// The region of a GKE location: the location itself, or the region of a zone
-/// (`us-central1-a` → `us-central1`).
-pub fn gke_region(location: &str) -> String {
-    match location.rsplit_once('-') {
-        Some((region, zone)) if zone.len() == 1 && region.contains('-') => region.to_string(),
-        _ => location.to_string(),
     }
 }
 
@@ -96,7 +87,7 @@ pub fn import_state(id: &str, object_keys: &[String], catalog: &Catalog) -> Resu
                 name: cluster.to_string(),
             }
             .id();
-            (Cloud::Gcp, Some(gke_region(&location)), path, *name)
+            (Cloud::Gcp, Some(region_of_location(&location)), path, *name)
         }
         (Some(_), _) => {
             return Err(format!(
@@ -228,12 +219,5 @@ mod tests {
             let e = import_state(id, &keys(), catalog).unwrap_err();
             assert!(e.contains(says), "{id}: {e}");
         }
-    }
-
-    #[test]
-    fn gke_locations_name_their_region() {
-        assert_eq!(gke_region("us-central1-a"), "us-central1");
-        assert_eq!(gke_region("us-central1"), "us-central1");
-        assert_eq!(gke_region("europe-west4-b"), "europe-west4");
     }
 }
