@@ -58,13 +58,10 @@ impl Clouds {
         self
     }
 
-    /// These clouds for one apply of `resource` (its type and name) whose planned monthly
-    /// change is `monthly_delta_usd`: the context of its audit events.
-    pub fn auditing(mut self, resource: Option<String>, monthly_delta_usd: Option<f64>) -> Self {
-        self.audit = self.audit.within(AuditContext {
-            resource,
-            monthly_delta_usd,
-        });
+    /// These clouds for one apply, `context` (its resource and planned monthly change)
+    /// on each of its audit events.
+    pub fn auditing(mut self, context: AuditContext) -> Self {
+        self.audit = self.audit.within(context);
         self
     }
 

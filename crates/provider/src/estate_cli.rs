@@ -120,27 +120,36 @@ impl EstateArgs {
     }
 }
 
-/// Lists the estate the flags name, summing by `group_by`; bad flags are printed (as
-/// `terraform-provider-gpu <command>: …`, naming the flag) and give exit 1, unreadable
-/// places are warned about on standard error. Also returns the provider settings used.
-pub fn list(
-    a: &EstateArgs,
-    group_by: &[String],
-    command: &str,
-) -> Result<(Found, ProviderConfig), ExitCode> {
-    let fail = |e: String| {
-        eprintln!("terraform-provider-gpu {command}: {e}");
-        ExitCode::FAILURE
-    };
-    let config = a.provider_config().map_err(fail)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+/// The provider settings the flags give; a bad flag is printed (as
+/// `terraform-provider-gpu <command>: …`) and gives exit 1.
+pub fn config_of(a: &EstateArgs, command: &str) -> Result<ProviderConfig, ExitCode> {
+    a.provider_config().map_err(|e| fail(command, e))
+}
+
+/// Prints `e` as `command`'s failure; exit 1.
+pub fn fail(command: &str, e: String) -> ExitCode {
+    eprintln!("terraform-provider-gpu {command}: {e}");
+    ExitCode::FAILURE
+}
+
+/// A runtime for one command (a failure to start is printed, exit 1).
+pub fn runtime(command: &str) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| fail(format!("cannot start: {e}")))?;
-    let found = runtime.block_on(async {
-        let clouds = Clouds::of(&config);
-        inventory::list(&a.arguments(group_by), &clouds, Catalog::embedded()).await
-    });
+        .map_err(|e| fail(command, format!("cannot start: {e}")))
+}
+
+/// Lists the estate the flags name through `clouds`, summing by `group_by`; bad filters
+/// are printed (naming the flag) and give exit 1, unreadable places are warned about on
+/// standard error.
+pub async fn list_with(
+    a: &EstateArgs,
+    group_by: &[String],
+    clouds: &Clouds,
+    command: &str,
+) -> Result<Found, ExitCode> {
+    let found = inventory::list(&a.arguments(group_by), clouds, Catalog::embedded()).await;
     let found = found.map_err(|d| {
         for x in d.0 {
             let attr = x.summary.strip_prefix("Invalid ").unwrap_or_default();
@@ -152,5 +161,11 @@ pub fn list(
     for u in &found.unread {
         eprintln!("warning: cannot read {}: {}", u.what, u.why);
     }
-    Ok((found, config))
+    Ok(found)
+}
+
+/// [`list_with`] with the clouds of the flags' accounts, on a runtime of its own.
+pub fn list(a: &EstateArgs, group_by: &[String], command: &str) -> Result<Found, ExitCode> {
+    let config = config_of(a, command)?;
+    runtime(command)?.block_on(list_with(a, group_by, &Clouds::of(&config), command))
 }

@@ -89,7 +89,7 @@ impl GpuProvider {
     }
 
     /// The clouds for an operation starting now: the sessions and its stop signal.
-    fn clouds(&self) -> crate::clouds::Clouds {
+    pub(crate) fn clouds(&self) -> crate::clouds::Clouds {
         let sessions = self.sessions();
         let record = self.events_file().map(gpu_core::record::EventLog::at);
         let mut sinks: Vec<Arc<dyn gpu_core::audit::AuditSink>> = Vec::new();

@@ -36,7 +36,7 @@ pub struct SpendArgs {
 /// about on standard error).
 pub fn run(a: &SpendArgs) -> ExitCode {
     let found = match crate::estate_cli::list(&a.estate, &a.by, "report spend") {
-        Ok((found, _)) => found,
+        Ok(found) => found,
         Err(code) => return code,
     };
     let rows = spend_by(&found.items, &a.by);

@@ -183,14 +183,13 @@ async fn adopt_one(
         return Err(format!("{id} is gone"));
     }
     let mut withheld = Vec::new();
-    config_body(&read.new_state, &schema.block, "", &mut withheld);
+    let mut config = config_value(&read.new_state, &schema.block, "", &mut withheld);
     let mut notes: Vec<String> = withheld
         .iter()
         .map(|path| format!("`{path}` is sensitive and not written here: write it yourself"))
         .collect();
     // What the read filled in that this configuration may not write is left to the
     // provider again, one attribute at a time, as validation names them.
-    let mut config = config_value(&read.new_state, &schema.block);
     let mut checked = router.validate_resource_config(type_name, &config).await;
     for _ in 0..schema.block.attributes.len() {
         let unset = checked.0.iter().any(|d| {
@@ -220,7 +219,7 @@ async fn adopt_one(
     if let Some(e) = errors(&checked) {
         notes.push(format!("validate: {e}"));
     }
-    let body = config_body(&config, &schema.block, "", &mut Vec::new());
+    let body = config_body(&config, &schema.block);
     Ok((body, notes))
 }
 

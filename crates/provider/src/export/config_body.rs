@@ -47,26 +47,17 @@ impl ConfigBody {
     }
 }
 
-/// `state`'s configurable part under `schema`. Sensitive attributes that hold a value are
-/// left out and their paths (`prefix` first) pushed to `withheld`.
-pub fn config_body(
-    state: &Value,
-    schema: &Block,
-    prefix: &str,
-    withheld: &mut Vec<String>,
-) -> ConfigBody {
+/// `config`'s (a [`config_value`]) attributes and blocks under `schema`, nulls left out;
+/// never a computed-only, write-only or sensitive attribute.
+pub fn config_body(config: &Value, schema: &Block) -> ConfigBody {
     let mut body = ConfigBody::default();
     for attr in &schema.attributes {
-        if attr.presence == Presence::Computed || attr.write_only {
+        if attr.presence == Presence::Computed || attr.write_only || attr.sensitive {
             continue;
         }
-        let Some(value) = state.get_attr(&attr.name).filter(|v| !v.is_null()) else {
+        let Some(value) = config.get_attr(&attr.name).filter(|v| !v.is_null()) else {
             continue;
         };
-        if attr.sensitive {
-            withheld.push(format!("{prefix}{}", attr.name));
-            continue;
-        }
         let AttributeType::Plain(ty) = &attr.ty else {
             continue;
         };
@@ -78,7 +69,7 @@ pub fn config_body(
         }
     }
     for nested in &schema.blocks {
-        let Some(value) = state.get_attr(&nested.type_name).filter(|v| !v.is_null()) else {
+        let Some(value) = config.get_attr(&nested.type_name).filter(|v| !v.is_null()) else {
             continue;
         };
         let elements: Vec<&Value> = match value {
@@ -86,40 +77,50 @@ pub fn config_body(
             Value::Map(m) => m.values().collect(),
             one => vec![one],
         };
-        for (i, element) in elements.into_iter().enumerate() {
-            let path = match nested.nesting {
-                Nesting::Single | Nesting::Group => format!("{prefix}{}.", nested.type_name),
-                _ => format!("{prefix}{}[{i}].", nested.type_name),
-            };
-            let child = config_body(element, &nested.block, &path, withheld);
+        for element in elements {
+            let child = config_body(element, &nested.block);
             body.blocks.push((nested.type_name.clone(), child));
         }
     }
     body
 }
 
-/// `state` with everything a configuration cannot write set to null (computed-only and
-/// sensitive attributes, recursively): the configuration the body stands for, to validate.
-pub fn config_value(state: &Value, schema: &Block) -> Value {
+/// `state` with everything a configuration cannot write set to null (computed-only,
+/// write-only and sensitive attributes, recursively): the configuration the body stands
+/// for, to validate. The paths of sensitive attributes that held a value (`prefix` first)
+/// are pushed to `withheld`, so the user can be told to write them.
+pub fn config_value(
+    state: &Value,
+    schema: &Block,
+    prefix: &str,
+    withheld: &mut Vec<String>,
+) -> Value {
     let Value::Object(members) = state else {
         return state.clone();
     };
     let mut out = members.clone();
     for attr in &schema.attributes {
         if attr.presence == Presence::Computed || attr.sensitive || attr.write_only {
-            out.insert(attr.name.clone(), Value::Null);
+            let held = out.insert(attr.name.clone(), Value::Null);
+            if attr.sensitive && held.is_some_and(|v| !v.is_null()) {
+                withheld.push(format!("{prefix}{}", attr.name));
+            }
         }
     }
     for nested in &schema.blocks {
         let Some(value) = members.get(&nested.type_name) else {
             continue;
         };
-        let each = |v: &Value| config_value(v, &nested.block);
+        let path = |i: usize| match nested.nesting {
+            Nesting::Single | Nesting::Group => format!("{prefix}{}.", nested.type_name),
+            _ => format!("{prefix}{}[{i}].", nested.type_name),
+        };
+        let mut each = |i: usize, v: &Value| config_value(v, &nested.block, &path(i), withheld);
         let written = match value {
-            Value::List(v) => Value::List(v.iter().map(each).collect()),
-            Value::Set(v) => Value::Set(v.iter().map(each).collect()),
+            Value::List(v) => Value::List(v.iter().enumerate().map(|(i, v)| each(i, v)).collect()),
+            Value::Set(v) => Value::Set(v.iter().enumerate().map(|(i, v)| each(i, v)).collect()),
             Value::Null => Value::Null,
-            one => each(one),
+            one => each(0, one),
         };
         out.insert(nested.type_name.clone(), written);
     }
@@ -220,7 +221,10 @@ mod tests {
     fn only_what_a_user_writes_is_kept_and_secrets_are_named_not_written() {
         let s = schema();
         let mut withheld = Vec::new();
-        let body = config_body(&state(), &s.block, "", &mut withheld);
+        let body = config_body(
+            &config_value(&state(), &s.block, "", &mut withheld),
+            &s.block,
+        );
         let names: Vec<&str> = body.attributes.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
@@ -244,7 +248,7 @@ mod tests {
     #[test]
     fn only_a_value_the_provider_fills_in_is_unset() {
         let s = schema();
-        let mut v = config_value(&state(), &s.block);
+        let mut v = config_value(&state(), &s.block, "", &mut Vec::new());
         let at = |name: &str| vec![PathStep::Attr(name.into())];
         assert!(
             !unset_computed(&mut v, &s.block, &at("size")),
@@ -270,7 +274,7 @@ mod tests {
     #[test]
     fn the_value_to_validate_nulls_what_the_body_leaves_out() {
         let s = schema();
-        let v = config_value(&state(), &s.block);
+        let v = config_value(&state(), &s.block, "", &mut Vec::new());
         assert!(v.get_attr("id").unwrap().is_null());
         assert!(v.get_attr("secret").unwrap().is_null());
         assert_eq!(v.get_attr("name").unwrap().as_str(), Some("train"));

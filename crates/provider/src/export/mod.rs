@@ -13,7 +13,7 @@ pub mod terraform;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::estate_cli::EstateArgs;
+use crate::estate_cli::{self, EstateArgs};
 use config_body::ConfigBody;
 
 /// What `export` writes.
@@ -100,23 +100,24 @@ fn header(count: usize) -> String {
 /// Runs `export`; exit 1 on bad flags or an unwritable `--out`, else 0 (what cannot be
 /// read or exported is said on standard error and in the output).
 pub fn run(a: &ExportArgs) -> ExitCode {
-    let fail = |e: String| {
-        eprintln!("terraform-provider-gpu export: {e}");
-        ExitCode::FAILURE
-    };
-    let (found, config) = match crate::estate_cli::list(&a.estate, &[], "export") {
-        Ok(f) => f,
+    const COMMAND: &str = "export";
+    let (config, runtime) = match estate_cli::config_of(&a.estate, COMMAND)
+        .and_then(|c| Ok((c, estate_cli::runtime(COMMAND)?)))
+    {
+        Ok(both) => both,
         Err(code) => return code,
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return fail(format!("cannot start: {e}")),
-    };
+    // One provider for the listing and the adoption: the credentials are loaded once.
     let router = crate::provider::configured_with(config);
-    let (resources, left) = runtime.block_on(adopt::adopt(&router, &found.items));
+    let clouds = router.provider().clouds();
+    let adopted = runtime.block_on(async {
+        let found = estate_cli::list_with(&a.estate, &[], &clouds, COMMAND).await?;
+        Ok::<_, ExitCode>(adopt::adopt(&router, &found.items).await)
+    });
+    let (resources, left) = match adopted {
+        Ok(both) => both,
+        Err(code) => return code,
+    };
     for l in &left {
         eprintln!("not exported: {}: {}", l.what, l.why);
     }
@@ -151,7 +152,7 @@ pub fn run(a: &ExportArgs) -> ExitCode {
     match &a.out {
         Some(path) => {
             if let Err(e) = std::fs::write(path, text) {
-                return fail(format!("--out {}: {e}", path.display()));
+                return estate_cli::fail(COMMAND, format!("--out {}: {e}", path.display()));
             }
             eprintln!(
                 "exported {} resources to {} ({} not exported)",

@@ -42,8 +42,7 @@ pub fn context_of(type_name: &str, prior: &Value, planned: &Value) -> AuditConte
 
 /// `clouds` with the audit context of that apply.
 pub fn for_apply(clouds: Clouds, type_name: &str, prior: &Value, planned: &Value) -> Clouds {
-    let c = context_of(type_name, prior, planned);
-    clouds.auditing(c.resource, c.monthly_delta_usd)
+    clouds.auditing(context_of(type_name, prior, planned))
 }
 
 #[cfg(test)]
