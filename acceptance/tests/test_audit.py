@@ -15,38 +15,19 @@ import pytest
 from audit_check import audit_lines, check_line
 from cloud_fakes import PROJECT
 from conftest import provider_bin_path
-from fakes.compute_instances import ComputeInstances
-from test_inventory import Google, gcp_tf  # noqa: F401 (gcp_tf: a fixture)
+from test_inventory import gcp_tf, google_with_vms  # noqa: F401 (gcp_tf: a fixture)
 
 REGION, ZONE = "us-central1", "us-central1-b"
-FAMILY = "common-cu129-ubuntu-2204-nvidia-580"
-IMAGES = [{"name": f"{FAMILY}-v20251115", "family": FAMILY,
-           "creationTimestamp": "2025-11-15T00:00:00.000-08:00"}]
 
 
 @pytest.fixture(scope="module")
 def google(tmp_path_factory):
-    g = Google(tmp_path_factory.mktemp("audit"), compute=ComputeInstances)
-    g.compute.seed_images("deeplearning-platform-release", IMAGES)
+    g = google_with_vms(tmp_path_factory.mktemp("audit"))
     yield g
     g.stop()
 
 
-def config(google, extra_provider: str = "") -> str:
-    return f'''
-provider "gpu" {{
-  allow_commitment_purchase = true
-{google.provider()}{extra_provider}}}
-
-resource "gpu_instance" "dev" {{
-  cloud  = "gcp"
-  region = "{REGION}"
-  zone   = "{ZONE}"
-  name   = "dev"
-  gpu    = "A100-40GB"
-  spot   = true
-}}
-
+RESERVATION = f'''
 resource "gpu_commitment" "floor" {{
   kind           = "gcp_reservation"
   region         = "{REGION}"
@@ -55,6 +36,28 @@ resource "gpu_commitment" "floor" {{
   instance_count = 1
 }}
 '''
+
+
+def provider(google, extra: str = "") -> str:
+    """The provider block for the fakes, allowed to buy, with `extra` settings."""
+    return f'''
+provider "gpu" {{
+  allow_commitment_purchase = true
+{google.provider()}{extra}}}
+'''
+
+
+def config(google) -> str:
+    return provider(google) + f'''
+resource "gpu_instance" "dev" {{
+  cloud  = "gcp"
+  region = "{REGION}"
+  zone   = "{ZONE}"
+  name   = "dev"
+  gpu    = "A100-40GB"
+  spot   = true
+}}
+''' + RESERVATION
 
 
 def secrets_of(google) -> list[str]:
@@ -109,29 +112,13 @@ def test_every_change_of_an_apply_a_destroy_and_the_watcher_is_audited(gcp_tf, g
     assert order.index("start_instance") < order.index("delete_instance")
 
 
-RESERVATION = f'''
-resource "gpu_commitment" "floor" {{
-  kind           = "gcp_reservation"
-  region         = "{REGION}"
-  zone           = "{ZONE}"
-  instance_type  = "a3-highgpu-8g"
-  instance_count = 1
-}}
-'''
-
 API_KEY = "otlp-key-5f1d7c"  # the collector's key: sent as a header, never written anywhere
 
 
 def with_audit(google, endpoint: str) -> str:
-    return f'''
-provider "gpu" {{
-  allow_commitment_purchase = true
-{google.provider()}  audit {{
-    otlp_endpoint = "{endpoint}"
-    headers       = {{ "x-api-key" = "{API_KEY}" }}
-  }}
-}}
-''' + RESERVATION
+    audit = (f'  audit {{\n    otlp_endpoint = "{endpoint}"\n'
+             f'    headers       = {{ "x-api-key" = "{API_KEY}" }}\n  }}\n')
+    return provider(google, audit) + RESERVATION
 
 
 @pytest.fixture

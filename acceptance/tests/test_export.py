@@ -14,19 +14,15 @@ import pytest
 import yaml
 
 from cloud_fakes import PROJECT, pool_config
-from fakes.compute_instances import ComputeInstances
-from test_inventory import Google, gcp_tf, someone_elses_gpu_pool  # noqa: F401 (gcp_tf: a fixture)
+from test_inventory import (  # noqa: F401 (gcp_tf: a fixture)
+    gcp_tf, google_with_vms, someone_elses_gpu_pool)
 
 REGION, ZONE = "us-central1", "us-central1-b"
-FAMILY = "common-cu129-ubuntu-2204-nvidia-580"
-IMAGES = [{"name": f"{FAMILY}-v20251115", "family": FAMILY,
-           "creationTimestamp": "2025-11-15T00:00:00.000-08:00"}]
 
 
 @pytest.fixture(scope="module")
 def google(tmp_path_factory):
-    g = Google(tmp_path_factory.mktemp("export"), compute=ComputeInstances)
-    g.compute.seed_images("deeplearning-platform-release", IMAGES)
+    g = google_with_vms(tmp_path_factory.mktemp("export"))
     yield g
     g.stop()
 

@@ -19,6 +19,7 @@ import pytest
 
 from cloud_fakes import PROJECT, _CLEARED, pool_config
 from fakes.compute import Compute
+from fakes.compute_instances import ComputeInstances
 from fakes.gke import Gke
 from fakes.google_front import GoogleFront
 from fakes.tokens import GoogleOAuth, TokenRegistry
@@ -52,6 +53,19 @@ class Google:
     def stop(self):
         for f in (self.front, self.compute, self.gke, self.oauth):
             f.stop()
+
+
+# A Deep Learning VM image family, for the fakes that also run VMs.
+FAMILY = "common-cu129-ubuntu-2204-nvidia-580"
+IMAGES = [{"name": f"{FAMILY}-v20251115", "family": FAMILY,
+           "creationTimestamp": "2025-11-15T00:00:00.000-08:00"}]
+
+
+def google_with_vms(directory) -> Google:
+    """The fakes with Compute Engine VMs too (`ComputeInstances`), the image family seeded."""
+    g = Google(directory, compute=ComputeInstances)
+    g.compute.seed_images("deeplearning-platform-release", IMAGES)
+    return g
 
 
 @pytest.fixture(scope="module")

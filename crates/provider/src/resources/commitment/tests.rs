@@ -261,24 +261,30 @@ fn no_offering_is_an_error_naming_the_window() {
     );
 }
 
-#[test]
-fn buy_then_update_only_on_destroy_then_refuse_destroy() {
-    let cloud = Shared::default();
+/// A capacity block of `block_config()` planned and bought on `cloud` (one offering of
+/// $1,500): its state.
+fn bought_block(cloud: &Shared) -> Value {
     *cloud.0.offerings.lock().unwrap() = vec![offering("cb-1", 1500.0)];
     let planned = run(plan::plan(
         &request(Value::Null, block_config()),
         &allowed(),
         Catalog::embedded(),
-        &cloud,
+        cloud,
     ))
     .planned_state;
-    let applied = run(apply::apply(&Value::Null, &planned, &allowed(), &cloud));
+    let applied = run(apply::apply(&Value::Null, &planned, &allowed(), cloud));
     assert!(
         !applied.diagnostics.has_errors(),
         "{:?}",
         applied.diagnostics
     );
-    let state = applied.new_state;
+    applied.new_state
+}
+
+#[test]
+fn buy_then_update_only_on_destroy_then_refuse_destroy() {
+    let cloud = Shared::default();
+    let state = bought_block(&cloud);
     assert_eq!(state.get_attr("status").unwrap().as_str(), Some("active"));
     let tags = &cloud.0.bought.lock().unwrap()[0].tags;
     assert!(tags.contains_key("gpu.tf/commitment"), "{tags:?}");
@@ -334,15 +340,7 @@ fn buy_then_update_only_on_destroy_then_refuse_destroy() {
 #[test]
 fn a_default_written_out_is_planned_as_written_never_left_as_the_prior_null() {
     let cloud = Shared::default();
-    *cloud.0.offerings.lock().unwrap() = vec![offering("cb-1", 1500.0)];
-    let planned = run(plan::plan(
-        &request(Value::Null, block_config()),
-        &allowed(),
-        Catalog::embedded(),
-        &cloud,
-    ))
-    .planned_state;
-    let state = run(apply::apply(&Value::Null, &planned, &allowed(), &cloud)).new_state;
+    let state = bought_block(&cloud);
     assert!(state.get_attr("aws").unwrap().is_null());
     let mut written = block_config();
     if let Value::Object(m) = &mut written {
