@@ -40,23 +40,10 @@ impl GpuProvider {
     }
 
     /// Takes `parsed` as the provider block's settings, with the sessions and the audit
-    /// sink they give; a sink that cannot be made is a warning (the events file keeps
-    /// the audit lines).
-    fn set_config(&self, parsed: ProviderConfig) -> Diagnostics {
-        let mut diags = Diagnostics::new();
-        let otlp = match parsed.audit.as_ref().and_then(|a| a.otlp_sink()) {
-            Some(Ok(sink)) => Some(sink),
-            Some(Err(why)) => {
-                diags.push(
-                    Diagnostic::warning("Audit sink unavailable", why)
-                        .at(tfplugin::AttributePath::attr("audit").then_attr("otlp_endpoint")),
-                );
-                None
-            }
-            None => None,
-        };
+    /// sink they give (an OTLP exporter is made only when an event is sent).
+    fn set_config(&self, parsed: ProviderConfig) {
         if let Ok(mut slot) = self.otlp.write() {
-            *slot = otlp;
+            *slot = parsed.audit.as_ref().and_then(|a| a.otlp_sink());
         }
         if let Ok(mut slot) = self.sessions.write() {
             *slot = crate::clouds::sessions_of(&parsed);
@@ -64,7 +51,6 @@ impl GpuProvider {
         if let Ok(mut slot) = self.config.write() {
             *slot = Some(parsed);
         }
-        diags
     }
 
     /// The stop signal for an operation starting now.
@@ -88,7 +74,8 @@ impl GpuProvider {
             .clone()
     }
 
-    /// The clouds for an operation starting now: the sessions and its stop signal.
+    /// The clouds for an operation starting now: the sessions, its stop signal, the
+    /// events file and the audit's sinks (that file and the `audit` block's collector).
     pub(crate) fn clouds(&self) -> crate::clouds::Clouds {
         let sessions = self.sessions();
         let record = self.events_file().map(gpu_core::record::EventLog::at);
@@ -236,7 +223,7 @@ pub fn new() -> Router<Arc<GpuProvider>> {
 /// caller): the CLI's way to run the resources' own import and read, as Terraform would.
 pub fn configured_with(config: ProviderConfig) -> Router<Arc<GpuProvider>> {
     let router = new();
-    let _ = router.provider().set_config(config);
+    router.provider().set_config(config);
     router
 }
 
@@ -271,7 +258,7 @@ impl ProviderBlock for GpuProvider {
             return diags;
         }
         match tfplugin::value::from_value::<ProviderConfig>(&request.config) {
-            Ok(parsed) => diags.extend(self.set_config(parsed)),
+            Ok(parsed) => self.set_config(parsed),
             Err(e) => diags.push(Diagnostic::error(
                 "Invalid provider configuration",
                 e.to_string(),

@@ -151,6 +151,56 @@ impl AuditSink for OtlpSink {
     }
 }
 
+/// An [`OtlpSink`] made on the first event sent, so a run that changes nothing (every
+/// plan) starts no exporter thread or HTTP client; an exporter that cannot be made is
+/// that event's error.
+pub struct LazyOtlpSink {
+    endpoint: String,
+    headers: BTreeMap<String, String>,
+    version: String,
+    sink: std::sync::OnceLock<Result<OtlpSink, String>>,
+}
+
+impl std::fmt::Debug for LazyOtlpSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The headers may hold a collector's API key: never shown.
+        f.debug_struct("LazyOtlpSink")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LazyOtlpSink {
+    /// A sink for the collector at `endpoint` with `headers`, made when first used (see
+    /// [`OtlpSink::new`]).
+    pub fn new(endpoint: &str, headers: &BTreeMap<String, String>, version: &str) -> Self {
+        LazyOtlpSink {
+            endpoint: endpoint.to_string(),
+            headers: headers.clone(),
+            version: version.to_string(),
+            sink: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn sink(&self) -> &Result<OtlpSink, String> {
+        self.sink
+            .get_or_init(|| OtlpSink::new(&self.endpoint, &self.headers, &self.version))
+    }
+}
+
+impl AuditSink for LazyOtlpSink {
+    fn send(&self, line: &EventLine) -> Result<(), String> {
+        self.sink().as_ref().map_err(Clone::clone)?.send(line)
+    }
+
+    fn flush(&self) -> Result<(), String> {
+        match self.sink.get() {
+            None => Ok(()), // nothing was sent
+            Some(made) => made.as_ref().map_err(Clone::clone)?.flush(),
+        }
+    }
+}
+
 impl Drop for OtlpSink {
     fn drop(&mut self) {
         let _ = self.provider.shutdown();
@@ -179,8 +229,12 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let sink =
-            OtlpSink::new(&format!("http://127.0.0.1:{port}"), &BTreeMap::new(), "t").unwrap();
+        let sink = LazyOtlpSink::new(&format!("http://127.0.0.1:{port}"), &BTreeMap::new(), "t");
+        assert!(
+            sink.flush().is_ok(),
+            "nothing sent, nothing made, nothing to deliver"
+        );
+        assert!(sink.sink.get().is_none());
         let mut line = EventLine::now("audit", "aws", "us-east-1");
         line.result = Some("ok".into());
         assert!(sink.send(&line).is_ok(), "sending only queues");

@@ -48,17 +48,14 @@ pub struct AuditConfig {
 }
 
 impl AuditConfig {
-    /// The OTLP sink this block names, if any; an error says why it could not be made.
-    pub fn otlp_sink(&self) -> Option<Result<Arc<dyn AuditSink>, String>> {
+    /// The OTLP sink this block names, if any, made when the first event is sent.
+    pub fn otlp_sink(&self) -> Option<Arc<dyn AuditSink>> {
         let endpoint = self.otlp_endpoint.as_deref()?;
-        Some(
-            gpu_core::audit::otlp::OtlpSink::new(
-                endpoint,
-                &self.headers.clone().unwrap_or_default(),
-                env!("CARGO_PKG_VERSION"),
-            )
-            .map(|s| Arc::new(s) as Arc<dyn AuditSink>),
-        )
+        Some(Arc::new(gpu_core::audit::otlp::LazyOtlpSink::new(
+            endpoint,
+            &self.headers.clone().unwrap_or_default(),
+            env!("CARGO_PKG_VERSION"),
+        )))
     }
 }
 
