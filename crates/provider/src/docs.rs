@@ -1,5 +1,5 @@
 //! Generates the registry docs (`docs/index.md`, `docs/data-sources/*.md`,
-//! `docs/resources/*.md`, `docs/functions/*.md`) from the same schemas Terraform receives, so the docs cannot
+//! `docs/resources/*.md`, `docs/list-resources/*.md`, `docs/functions/*.md`) from the same schemas Terraform receives, so the docs cannot
 //! drift from the schema. Examples are read from `examples/`.
 
 use std::collections::BTreeMap;
@@ -42,7 +42,30 @@ pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
                 import.trim_end()
             );
         }
+        if let Some(identity) = schemas.identities.get(name) {
+            let attrs: Vec<String> = identity
+                .attributes
+                .iter()
+                .map(|a| format!("- `{}` ({}): {}", a.name, "String", a.description))
+                .collect();
+            let _ = write!(
+                text,
+                "\n### Identity\n\nWith Terraform 1.12 or later an `import` block may name the object by its identity instead of `id` (`terraform query` writes them so):\n\n{}\n\n```terraform\nimport {{\n  to       = {name}.example\n  identity = {{\n    import_id = \"…\"\n  }}\n}}\n```\n",
+                attrs.join("\n")
+            );
+        }
         pages.insert(PathBuf::from(format!("docs/resources/{short}.md")), text);
+    }
+    for (name, schema) in &schemas.list_resources {
+        let short = name.strip_prefix(PREFIX).unwrap_or(name);
+        let example = read_example(
+            repo,
+            &format!("examples/list-resources/{name}/list-resource.tfquery.hcl"),
+        );
+        pages.insert(
+            PathBuf::from(format!("docs/list-resources/{short}.md")),
+            page(&format!("{name} List Resource"), schema, example.as_deref()),
+        );
     }
     for (name, f) in &schemas.functions {
         let example = read_example(repo, &format!("examples/functions/{name}/function.tf"));
@@ -326,6 +349,9 @@ mod tests {
         "report spend",
         "utilization",
         "export",
+        "terraform query",
+        "list resource",
+        "resource identity",
     ];
 
     /// The user-facing text files: README, CHANGELOG, ARCHITECTURE, docs/, examples/.

@@ -6,10 +6,12 @@
 use crate::config::{self, ProviderConfig};
 use crate::data_sources;
 use crate::live::Refreshed;
+use crate::resources::list::EstateList;
 use crate::resources::{commitment, instance, node_pool};
 use async_trait::async_trait;
 use gpu_core::availability::{Asks, Scores};
 use gpu_core::cancel::Cancel;
+use gpu_core::inventory::ItemKind;
 use gpu_core::query::OfferQuery;
 use gpu_core::registry::sessions::Sessions;
 use std::sync::{Arc, Mutex, RwLock};
@@ -195,8 +197,8 @@ impl data_sources::OfferProvider for GpuProvider {
     }
 }
 
-/// The `gpu` provider as served: the provider block, `gpu_node_pool`, and the data
-/// sources, sharing one [`GpuProvider`].
+/// The `gpu` provider as served: the provider block, the three resources with their list
+/// resources, and the data sources, sharing one [`GpuProvider`].
 pub fn new() -> Router<Arc<GpuProvider>> {
     let provider = Arc::new(GpuProvider::default());
     Router::new(provider.clone())
@@ -205,6 +207,9 @@ pub fn new() -> Router<Arc<GpuProvider>> {
             provider.clone(),
         ))
         .resource(instance::resource::InstanceResource::new(provider.clone()))
+        .list(EstateList::new(ItemKind::NodePool, provider.clone()))
+        .list(EstateList::new(ItemKind::Instance, provider.clone()))
+        .list(EstateList::new(ItemKind::Commitment, provider.clone()))
         .data_source(data_sources::GpuModels)
         .data_source(
             data_sources::capacity_block_offers::CapacityBlockOffers::new(provider.clone()),

@@ -5,6 +5,7 @@
 //! returned from [`Provider::schemas`], so methods receive [`Value`]s that already conform.
 
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::identity::IdentitySchema;
 use crate::schema::Schema;
 use crate::value::{self, Value};
 use async_trait::async_trait;
@@ -23,6 +24,11 @@ pub struct ProviderSchemas {
     pub data_sources: BTreeMap<String, Schema>,
     /// Provider-defined functions by name (Terraform 1.8 and later).
     pub functions: BTreeMap<String, crate::function::FunctionSignature>,
+    /// Identity schemas of the managed resource types that have one (Terraform 1.12+).
+    pub identities: BTreeMap<String, IdentitySchema>,
+    /// `config` block schemas of list resource types, by the managed type they list
+    /// (Terraform 1.14+).
+    pub list_resources: BTreeMap<String, Schema>,
 }
 
 /// What the Terraform client says it can handle.
@@ -217,6 +223,41 @@ pub struct ReadDataSourceResponse {
     /// The config with every computed attribute filled in.
     pub state: Value,
     /// Errors and warnings.
+    pub diagnostics: Diagnostics,
+}
+
+/// `ListResource`: a `list` block's query, run by `terraform query`.
+#[derive(Debug, Clone)]
+pub struct ListResourceRequest {
+    /// The managed resource type listed.
+    pub type_name: String,
+    /// The `config` block's value.
+    pub config: Value,
+    /// Terraform wants each object's state too (`include_resource`, or generating config).
+    pub include_resource_object: bool,
+    /// At most this many results.
+    pub limit: i64,
+}
+
+/// One object a list found, as Terraform receives it.
+#[derive(Debug, Clone, Default)]
+pub struct ListedResource {
+    /// Its identity (null only on an event that carries just a warning).
+    pub identity: Value,
+    /// A short name a person recognizes it by.
+    pub display_name: String,
+    /// Its state, when asked for and readable.
+    pub resource_object: Option<Value>,
+    /// Warnings or errors about this one object.
+    pub diagnostics: Diagnostics,
+}
+
+/// The answer to `ListResource`: the objects found, in order.
+#[derive(Debug, Clone, Default)]
+pub struct ListResourceResponse {
+    /// What was found.
+    pub results: Vec<ListedResource>,
+    /// Diagnostics about the whole listing.
     pub diagnostics: Diagnostics,
 }
 
@@ -436,6 +477,55 @@ pub trait Provider: Send + Sync + 'static {
             state: Value::Null,
             diagnostics: unsupported("Read", &request.type_name).into(),
         }
+    }
+
+    /// The identity of the object `state` (of `type_name`) describes, when the type has an
+    /// identity schema and the state is far enough known to say; the server sends it with
+    /// every read, plan, apply and import. Default: none.
+    fn identity_of(&self, _type_name: &str, _state: &Value) -> Option<Value> {
+        None
+    }
+
+    /// The import id an `import { identity = … }` block's identity stands for, so import
+    /// by identity runs the same path as import by id. Default: refused.
+    async fn import_id_of_identity(
+        &self,
+        type_name: &str,
+        _identity: &Value,
+    ) -> Result<String, Diagnostics> {
+        Err(unsupported("Import by identity", type_name).into())
+    }
+
+    /// `ValidateListResourceConfig`: static checks of a `list` block's `config`.
+    async fn validate_list_resource_config(
+        &self,
+        _type_name: &str,
+        _config: &Value,
+    ) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// `ListResource`: the objects a `list` block selects. Default: refused.
+    async fn list_resource(&self, request: ListResourceRequest) -> ListResourceResponse {
+        ListResourceResponse {
+            results: Vec::new(),
+            diagnostics: unsupported("Listing", &request.type_name).into(),
+        }
+    }
+
+    /// Whether [`Provider::generate_resource_config`] is implemented: the server then
+    /// advertises `generate_resource_config` (default `false`).
+    fn supports_generate_resource_config(&self) -> bool {
+        false
+    }
+
+    /// `GenerateResourceConfig`: the configuration a user would write for `state`.
+    async fn generate_resource_config(
+        &self,
+        type_name: &str,
+        _state: Value,
+    ) -> Result<Value, Diagnostics> {
+        Err(unsupported("Generating configuration", type_name).into())
     }
 
     /// `StopProvider`: cancel in-flight work soon; return an error text if that fails.

@@ -419,6 +419,24 @@ pub trait Resource: Send + Sync + 'static {
     async fn move_state(&self, request: MoveResourceStateRequest) -> MoveResourceStateResponse {
         refuse_move(&request)
     }
+
+    /// The identity schema, when the type has one (needed for `import { identity }` and
+    /// list resources). Default: none.
+    fn identity(&self) -> Option<crate::identity::IdentitySchema> {
+        None
+    }
+
+    /// The identity of the object `state` describes; `None` while the state cannot say
+    /// (values unknown before a create). Default: none.
+    fn identity_of(&self, _state: &Value) -> Option<Value> {
+        None
+    }
+
+    /// The import id `identity` stands for, so that import by identity is import by id.
+    /// Default: refused.
+    fn import_id_of(&self, _identity: &Value) -> Result<String, Diagnostics> {
+        Err(unsupported("Import by identity", self.type_name()).into())
+    }
 }
 
 /// A data source type (`data "x_thing" ...`): its schema, checks and read.

@@ -11,13 +11,16 @@
 //! # }
 //! ```
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::generate;
+use crate::list::{ListRequest, ListResource};
 use crate::provider::{
     ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
-    ImportResourceStateRequest, ImportResourceStateResponse, MoveResourceStateRequest,
-    MoveResourceStateResponse, PlanResourceChangeRequest, PlanResourceChangeResponse, Provider,
-    ProviderSchemas, ReadDataSourceRequest, ReadDataSourceResponse, ReadResourceRequest,
-    ReadResourceResponse, UpgradeResourceStateRequest,
+    ImportResourceStateRequest, ImportResourceStateResponse, ListResourceRequest,
+    ListResourceResponse, ListedResource, MoveResourceStateRequest, MoveResourceStateResponse,
+    PlanResourceChangeRequest, PlanResourceChangeResponse, Provider, ProviderSchemas,
+    ReadDataSourceRequest, ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse,
+    UpgradeResourceStateRequest,
 };
 use crate::resource::{
     ApplyRequest, DataSource, ImportRequest, PlanRequest, ReadDataRequest, ReadRequest, Resource,
@@ -96,7 +99,20 @@ pub struct Router<P: ProviderBlock = Schema> {
     provider: P,
     resources: BTreeMap<String, Registered<dyn Resource>>,
     data_sources: BTreeMap<String, Registered<dyn DataSource>>,
+    lists: BTreeMap<String, Registered<dyn ListResource>>,
     functions: BTreeMap<String, Box<dyn crate::function::Function>>,
+}
+
+/// What [`Router::config_of_state`] makes of a state: the configuration, the sensitive
+/// paths left for the user to write, and the validation that still fails on it.
+#[derive(Debug, Clone)]
+pub struct GeneratedConfig {
+    /// The configuration value (state-shaped; what a user cannot write is null).
+    pub config: Value,
+    /// Paths of sensitive attributes that held a value, not written.
+    pub withheld: Vec<String>,
+    /// The resource's validation of `config` after unsetting what it refused.
+    pub validation: Diagnostics,
 }
 
 /// The list of known names for an "unknown type" message.
@@ -116,6 +132,7 @@ impl<P: ProviderBlock> Router<P> {
             provider,
             resources: BTreeMap::new(),
             data_sources: BTreeMap::new(),
+            lists: BTreeMap::new(),
             functions: BTreeMap::new(),
         }
     }
@@ -165,6 +182,106 @@ impl<P: ProviderBlock> Router<P> {
             },
         );
         self
+    }
+
+    /// Adds a list resource type. Panics if it is registered twice, or if the resource
+    /// type it lists is not registered first with an identity schema.
+    pub fn list(mut self, list: impl ListResource) -> Self {
+        let name = list.type_name().to_string();
+        assert!(
+            !self.lists.contains_key(&name),
+            "list resource type `{name}` registered twice"
+        );
+        assert!(
+            self.resources
+                .get(&name)
+                .is_some_and(|r| r.handler.identity().is_some()),
+            "list resource type `{name}` lists no registered resource with an identity"
+        );
+        let schema = list.schema();
+        self.lists.insert(
+            name,
+            Registered {
+                schema,
+                handler: Box::new(list),
+            },
+        );
+        self
+    }
+
+    /// The configuration a user would write for `state` of `type_name`: computed-only,
+    /// write-only and sensitive attributes null, then each optional-and-computed value
+    /// the resource's validation refuses (written only in some forms) unset again.
+    pub async fn config_of_state(&self, type_name: &str, state: &Value) -> GeneratedConfig {
+        let Some(r) = self.resources.get(type_name) else {
+            return GeneratedConfig {
+                config: Value::Null,
+                withheld: Vec::new(),
+                validation: self.unknown_resource(type_name).into(),
+            };
+        };
+        let block = &r.schema.block;
+        let mut withheld = Vec::new();
+        let mut config = generate::config_value(state, block, "", &mut withheld);
+        let mut validation = self.validate_resource_config(type_name, &config).await;
+        for _ in 0..block.attributes.len() {
+            let unset = validation.0.iter().any(|d| {
+                d.severity == Severity::Error
+                    && d.attribute
+                        .as_ref()
+                        .is_some_and(|p| generate::unset_computed(&mut config, block, &p.0))
+            });
+            if !unset {
+                break;
+            }
+            validation = self.validate_resource_config(type_name, &config).await;
+        }
+        GeneratedConfig {
+            config,
+            withheld,
+            validation,
+        }
+    }
+
+    /// The state of the object `identity` names: the resource's import by the id it
+    /// stands for, then its read, as `terraform import` runs them.
+    async fn read_by_identity(
+        &self,
+        type_name: &str,
+        identity: &Value,
+    ) -> Result<Value, Diagnostics> {
+        let id = self.find_resource(type_name)?.import_id_of(identity)?;
+        let imported = self
+            .import_resource_state(ImportResourceStateRequest {
+                type_name: type_name.to_string(),
+                id: id.clone(),
+            })
+            .await;
+        if imported.diagnostics.has_errors() {
+            return Err(imported.diagnostics);
+        }
+        let Some(first) = imported.imported.into_iter().next() else {
+            return Err(Diagnostic::error(
+                "Nothing to read",
+                format!("Import of {id:?} found nothing."),
+            )
+            .into());
+        };
+        let read = self
+            .read_resource(ReadResourceRequest {
+                type_name: type_name.to_string(),
+                current_state: first.state,
+                private: first.private,
+                provider_meta: None,
+            })
+            .await;
+        if read.diagnostics.has_errors() {
+            return Err(read.diagnostics);
+        }
+        if read.new_state.is_null() {
+            return Err(Diagnostic::error("Gone", format!("{id:?} no longer exists.")).into());
+        }
+        Ok(read.new_state)
     }
 
     /// The provider block.
@@ -230,7 +347,111 @@ impl<P: ProviderBlock> Provider for Router<P> {
                 .iter()
                 .map(|(n, f)| (n.clone(), f.signature()))
                 .collect(),
+            identities: self
+                .resources
+                .iter()
+                .filter_map(|(n, r)| Some((n.clone(), r.handler.identity()?)))
+                .collect(),
+            list_resources: self
+                .lists
+                .iter()
+                .map(|(n, l)| (n.clone(), l.schema.clone()))
+                .collect(),
         }
+    }
+
+    fn identity_of(&self, type_name: &str, state: &Value) -> Option<Value> {
+        self.resources.get(type_name)?.handler.identity_of(state)
+    }
+
+    async fn import_id_of_identity(
+        &self,
+        type_name: &str,
+        identity: &Value,
+    ) -> Result<String, Diagnostics> {
+        self.find_resource(type_name)?.import_id_of(identity)
+    }
+
+    async fn validate_list_resource_config(&self, type_name: &str, config: &Value) -> Diagnostics {
+        let Some(l) = self.lists.get(type_name) else {
+            return Diagnostic::error(
+                "Unknown list resource type",
+                format!(
+                    "This provider has no list resource `{type_name}`; its list resources: {}.",
+                    known(self.lists.keys().cloned())
+                ),
+            )
+            .into();
+        };
+        let mut diags = l.schema.block.check(config);
+        diags.extend(
+            l.handler
+                .validate(ValidateRequest::new(config.clone()))
+                .await,
+        );
+        diags
+    }
+
+    async fn list_resource(&self, request: ListResourceRequest) -> ListResourceResponse {
+        let type_name = request.type_name.clone();
+        let Some(l) = self.lists.get(&type_name) else {
+            return ListResourceResponse {
+                results: Vec::new(),
+                diagnostics: crate::provider::unsupported("Listing", &type_name).into(),
+            };
+        };
+        let limit = usize::try_from(request.limit.max(0)).unwrap_or(usize::MAX);
+        let listing = l
+            .handler
+            .list(ListRequest {
+                config: request.config,
+                limit,
+            })
+            .await;
+        let mut results = Vec::new();
+        for found in listing.found.into_iter().take(limit) {
+            let mut listed = ListedResource {
+                identity: found.identity,
+                display_name: found.display_name,
+                resource_object: None,
+                diagnostics: Diagnostics::new(),
+            };
+            if request.include_resource_object {
+                match self.read_by_identity(&type_name, &listed.identity).await {
+                    Ok(state) => listed.resource_object = Some(state),
+                    // Not this one, with a warning that says why; the listing goes on.
+                    Err(d) => {
+                        let why: Vec<String> =
+                            d.0.iter()
+                                .map(|x| format!("{}: {}", x.summary, x.detail))
+                                .collect();
+                        listed.diagnostics.push(Diagnostic::warning(
+                            format!("Cannot read {}", listed.display_name),
+                            why.join("; "),
+                        ));
+                        listed.identity = Value::Null;
+                    }
+                }
+            }
+            results.push(listed);
+        }
+        ListResourceResponse {
+            results,
+            diagnostics: listing.diagnostics,
+        }
+    }
+
+    fn supports_generate_resource_config(&self) -> bool {
+        !self.lists.is_empty()
+    }
+
+    async fn generate_resource_config(
+        &self,
+        type_name: &str,
+        state: Value,
+    ) -> Result<Value, Diagnostics> {
+        self.find_resource(type_name)?;
+        Ok(self.config_of_state(type_name, &state).await.config)
     }
 
     async fn call_function(

@@ -186,14 +186,26 @@ fn listed_monthly(
 
 /// The import id of `gpu_commitment` for `c` in `region`.
 fn commitment_import_id(c: &LiveCommitment, region: &str) -> String {
-    let location = match (c.kind, &c.zone) {
-        (CommitmentKind::GcpReservation, Some(zone)) => zone.as_str(),
+    commitment_import_id_of(c.kind, c.zone.as_deref(), region, &c.id)
+}
+
+/// The import id (`<kind>/<location>/<key>`) of the commitment of `kind` with cloud id
+/// `id` in `region` (`zone` for a Compute Engine reservation): what `gpu_commitment`'s
+/// import takes, from a listing or from its own state.
+pub fn commitment_import_id_of(
+    kind: CommitmentKind,
+    zone: Option<&str>,
+    region: &str,
+    id: &str,
+) -> String {
+    let location = match (kind, zone) {
+        (CommitmentKind::GcpReservation, Some(zone)) => zone,
         _ => region,
     };
-    let key = match c.kind {
+    let key = match kind {
         CommitmentKind::AzureCapacityReservation => {
             // …/resourceGroups/<rg>/providers/…/capacityReservationGroups/<g>/capacityReservations/<n>
-            let parts: Vec<&str> = c.id.split('/').collect();
+            let parts: Vec<&str> = id.split('/').collect();
             let after = |word: &str| {
                 parts
                     .iter()
@@ -209,9 +221,9 @@ fn commitment_import_id(c: &LiveCommitment, region: &str) -> String {
                 after("capacityReservations")
             )
         }
-        _ => c.id.clone(),
+        _ => id.to_string(),
     };
-    format!("{}/{location}/{key}", c.kind.as_str())
+    format!("{}/{location}/{key}", kind.as_str())
 }
 
 /// A commitment as an item: `nodes` is what it reserves, and its money is its idle share

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use crate::offer::Cloud;
 
-pub use items::{GroupPlace, commitment_item, instance_item, node_group_item};
+pub use items::{
+    GroupPlace, commitment_import_id_of, commitment_item, instance_item, node_group_item,
+};
 pub use totals::{Total, totals};
 
 /// What an inventory item is.

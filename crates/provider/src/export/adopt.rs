@@ -10,7 +10,7 @@ use gpu_core::inventory::{Item, ItemKind};
 use tfplugin::provider::{ImportResourceStateRequest, ReadResourceRequest};
 use tfplugin::{Diagnostics, Provider as _, Router, Schema, Severity};
 
-use super::config_body::{ConfigBody, config_body, config_value, unset_computed};
+use super::config_body::{ConfigBody, config_body};
 use crate::provider::GpuProvider;
 
 /// A resource to write: its type, its label, the import id and its configuration.
@@ -182,27 +182,12 @@ async fn adopt_one(
     if read.new_state.is_null() {
         return Err(format!("{id} is gone"));
     }
-    let mut withheld = Vec::new();
-    let mut config = config_value(&read.new_state, &schema.block, "", &mut withheld);
-    let mut notes: Vec<String> = withheld
+    let generated = router.config_of_state(type_name, &read.new_state).await;
+    let mut notes: Vec<String> = generated
+        .withheld
         .iter()
         .map(|path| format!("`{path}` is sensitive and not written here: write it yourself"))
         .collect();
-    // What the read filled in that this configuration may not write is left to the
-    // provider again, one attribute at a time, as validation names them.
-    let mut checked = router.validate_resource_config(type_name, &config).await;
-    for _ in 0..schema.block.attributes.len() {
-        let unset = checked.0.iter().any(|d| {
-            d.severity == Severity::Error
-                && d.attribute
-                    .as_ref()
-                    .is_some_and(|p| unset_computed(&mut config, &schema.block, &p.0))
-        });
-        if !unset {
-            break;
-        }
-        checked = router.validate_resource_config(type_name, &config).await;
-    }
     if type_name == "gpu_instance" {
         notes.push(format!(
             "no cloud reports these back about a VM: {}. Write the ones the VM was made with; the first plan takes them as written without touching the VM",
@@ -216,10 +201,10 @@ async fn adopt_one(
                 .join(", ")
         ));
     }
-    if let Some(e) = errors(&checked) {
+    if let Some(e) = errors(&generated.validation) {
         notes.push(format!("validate: {e}"));
     }
-    let body = config_body(&config, &schema.block);
+    let body = config_body(&generated.config, &schema.block);
     Ok((body, notes))
 }
 

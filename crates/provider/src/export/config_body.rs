@@ -5,7 +5,7 @@
 
 use tfplugin::schema::AttributeType;
 use tfplugin::value::encode_json;
-use tfplugin::{Block, Nesting, PathStep, Presence, Value};
+use tfplugin::{Block, Nesting, Presence, Value};
 
 /// One block's body as a configuration writes it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -85,84 +85,10 @@ pub fn config_body(config: &Value, schema: &Block) -> ConfigBody {
     body
 }
 
-/// `state` with everything a configuration cannot write set to null (computed-only,
-/// write-only and sensitive attributes, recursively): the configuration the body stands
-/// for, to validate. The paths of sensitive attributes that held a value (`prefix` first)
-/// are pushed to `withheld`, so the user can be told to write them.
-pub fn config_value(
-    state: &Value,
-    schema: &Block,
-    prefix: &str,
-    withheld: &mut Vec<String>,
-) -> Value {
-    let Value::Object(members) = state else {
-        return state.clone();
-    };
-    let mut out = members.clone();
-    for attr in &schema.attributes {
-        if attr.presence == Presence::Computed || attr.sensitive || attr.write_only {
-            let held = out.insert(attr.name.clone(), Value::Null);
-            if attr.sensitive && held.is_some_and(|v| !v.is_null()) {
-                withheld.push(format!("{prefix}{}", attr.name));
-            }
-        }
-    }
-    for nested in &schema.blocks {
-        let Some(value) = members.get(&nested.type_name) else {
-            continue;
-        };
-        let path = |i: usize| match nested.nesting {
-            Nesting::Single | Nesting::Group => format!("{prefix}{}.", nested.type_name),
-            _ => format!("{prefix}{}[{i}].", nested.type_name),
-        };
-        let mut each = |i: usize, v: &Value| config_value(v, &nested.block, &path(i), withheld);
-        let written = match value {
-            Value::List(v) => Value::List(v.iter().enumerate().map(|(i, v)| each(i, v)).collect()),
-            Value::Set(v) => Value::Set(v.iter().enumerate().map(|(i, v)| each(i, v)).collect()),
-            Value::Null => Value::Null,
-            one => each(0, one),
-        };
-        out.insert(nested.type_name.clone(), written);
-    }
-    Value::Object(out)
-}
-
-/// Sets the attribute at `path` in `config` to null when it is one the provider fills in
-/// when left out (optional and computed) and holds a value; whether it did. The export
-/// leaves such a value out when the configuration may not write it (a term commitment's
-/// `end`, read back but written only for reservations).
-pub fn unset_computed(config: &mut Value, schema: &Block, path: &[PathStep]) -> bool {
-    let (Some(PathStep::Attr(name)), Value::Object(members)) = (path.first(), config) else {
-        return false;
-    };
-    if let Some(attr) = schema.attributes.iter().find(|a| &a.name == name) {
-        let fills = attr.presence == Presence::OptionalComputed;
-        return match members.get_mut(name) {
-            Some(v) if fills && path.len() == 1 && !v.is_null() => {
-                *v = Value::Null;
-                true
-            }
-            _ => false,
-        };
-    }
-    let Some(nested) = schema.blocks.iter().find(|b| &b.type_name == name) else {
-        return false;
-    };
-    match (members.get_mut(name), &path[1..]) {
-        (Some(Value::List(v) | Value::Set(v)), [PathStep::Index(i), rest @ ..]) => {
-            match usize::try_from(*i).ok().and_then(|i| v.get_mut(i)) {
-                Some(element) => unset_computed(element, &nested.block, rest),
-                None => false,
-            }
-        }
-        (Some(one @ Value::Object(_)), rest) => unset_computed(one, &nested.block, rest),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tfplugin::generate::config_value;
     use tfplugin::schema::{Attribute, NestedBlock};
     use tfplugin::{Schema, Type};
 
@@ -243,40 +169,5 @@ mod tests {
         assert_eq!(json["taint"][1]["key"], "b");
         assert_eq!(json["aws"]["role"], "arn:aws:iam::1:role/n");
         assert!(!json.to_string().contains("hunter2"));
-    }
-
-    #[test]
-    fn only_a_value_the_provider_fills_in_is_unset() {
-        let s = schema();
-        let mut v = config_value(&state(), &s.block, "", &mut Vec::new());
-        let at = |name: &str| vec![PathStep::Attr(name.into())];
-        assert!(
-            !unset_computed(&mut v, &s.block, &at("size")),
-            "the user's own value"
-        );
-        assert!(unset_computed(&mut v, &s.block, &at("tags")));
-        assert!(v.get_attr("tags").unwrap().is_null());
-        assert!(
-            !unset_computed(&mut v, &s.block, &at("tags")),
-            "already unset"
-        );
-        let deep = [
-            PathStep::Attr("taint".into()),
-            PathStep::Index(1),
-            PathStep::Attr("key".into()),
-        ];
-        assert!(
-            !unset_computed(&mut v, &s.block, &deep),
-            "required in its block"
-        );
-    }
-
-    #[test]
-    fn the_value_to_validate_nulls_what_the_body_leaves_out() {
-        let s = schema();
-        let v = config_value(&state(), &s.block, "", &mut Vec::new());
-        assert!(v.get_attr("id").unwrap().is_null());
-        assert!(v.get_attr("secret").unwrap().is_null());
-        assert_eq!(v.get_attr("name").unwrap().as_str(), Some("train"));
     }
 }

@@ -2,6 +2,8 @@
 
 pub mod audit_context;
 pub mod commitment;
+pub mod identity;
 pub mod instance;
+pub mod list;
 pub mod node_pool;
 pub mod placing;

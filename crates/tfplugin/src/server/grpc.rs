@@ -46,7 +46,7 @@ fn capabilities<P: Provider>(provider: &P) -> pb::ServerCapabilities {
         plan_destroy: provider.supports_plan_destroy(),
         get_provider_schema_optional: true,
         move_resource_state: provider.supports_move_resource_state(),
-        generate_resource_config: false,
+        generate_resource_config: provider.supports_generate_resource_config(),
     }
 }
 
@@ -226,6 +226,11 @@ impl<P: Provider> ProviderService<P> {
             provider_meta: schemas.provider_meta.as_ref().map(convert::schema),
             server_capabilities: Some(capabilities(provider.as_ref())),
             functions: convert::functions(&schemas.functions),
+            list_resource_schemas: schemas
+                .list_resources
+                .iter()
+                .map(|(k, s)| (k.clone(), convert::schema(s)))
+                .collect(),
             ..Default::default()
         };
         ProviderService {
@@ -249,6 +254,92 @@ impl<P: Provider> ProviderService<P> {
             .data_sources
             .get(type_name)
             .ok_or_else(|| not_offered("data source", type_name).into())
+    }
+
+    /// The identity of `state` (of `type_name`) in protocol form: none when the type has
+    /// no identity schema, the state is null, or the provider cannot say yet (unknowns).
+    fn identity(
+        &self,
+        type_name: &str,
+        state: &Value,
+    ) -> Result<Option<pb::ResourceIdentityData>, Failed> {
+        let Some(schema) = self.schemas.identities.get(type_name) else {
+            return Ok(None);
+        };
+        if state.is_null() {
+            return Ok(None);
+        }
+        let Some(identity) = self
+            .provider
+            .identity_of(type_name, state)
+            .filter(Value::is_wholly_known)
+        else {
+            return Ok(None);
+        };
+        let data = encode(&identity, &schema.value_type(), "identity")?;
+        Ok(Some(pb::ResourceIdentityData {
+            identity_data: Some(data),
+        }))
+    }
+
+    /// The events of one `ListResource`: a leading event with the listing's own
+    /// diagnostics when it has any, then one per object found (at most `limit`).
+    async fn list_events(
+        &self,
+        req: pb::list_resource::Request,
+    ) -> Result<Vec<pb::list_resource::Event>, Failed> {
+        use pb::list_resource::Event;
+        let ty = self.list(&req.type_name)?.value_type();
+        let state_ty = self.resource(&req.type_name)?.value_type();
+        let Some(identity_schema) = self.schemas.identities.get(&req.type_name) else {
+            return Err(p::unsupported("Resource identity", &req.type_name).into());
+        };
+        let request = p::ListResourceRequest {
+            config: decode(req.config.as_ref(), &ty, "list configuration")?,
+            type_name: req.type_name,
+            include_resource_object: req.include_resource_object,
+            limit: req.limit,
+        };
+        let r = guarded("ListResource", self.provider.list_resource(request)).await?;
+        let mut events = Vec::new();
+        if !r.diagnostics.0.is_empty() {
+            events.push(Event::default().carrying(diags(r.diagnostics.clone())));
+        }
+        if r.diagnostics.has_errors() {
+            return Ok(events);
+        }
+        let limit = usize::try_from(req.limit.max(0)).unwrap_or(usize::MAX);
+        for found in r.results.into_iter().take(limit) {
+            let identity = match found.identity.is_null() {
+                true => None,
+                false => Some(pb::ResourceIdentityData {
+                    identity_data: Some(encode(
+                        &found.identity,
+                        &identity_schema.value_type(),
+                        "identity",
+                    )?),
+                }),
+            };
+            let resource_object = match &found.resource_object {
+                Some(state) => Some(encode(state, &state_ty, "listed object")?),
+                None => None,
+            };
+            events.push(Event {
+                identity,
+                display_name: found.display_name,
+                resource_object,
+                diagnostic: diags(found.diagnostics),
+            });
+        }
+        Ok(events)
+    }
+
+    /// The schema of list resource `type_name`, or the error that ends the RPC.
+    fn list(&self, type_name: &str) -> Result<&Schema, Failed> {
+        self.schemas
+            .list_resources
+            .get(type_name)
+            .ok_or_else(|| not_offered("list resource type", type_name).into())
     }
 
     /// The decoded `provider_meta`, if the provider has a schema for it and it decodes.
@@ -280,6 +371,14 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
                 .data_sources
                 .keys()
                 .map(|k| m::DataSourceMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
+            list_resources: self
+                .schemas
+                .list_resources
+                .keys()
+                .map(|k| m::ListResourceMetadata {
                     type_name: k.clone(),
                 })
                 .collect(),
@@ -378,7 +477,34 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         _: Request<pb::get_resource_identity_schemas::Request>,
     ) -> Reply<pb::get_resource_identity_schemas::Response> {
-        Ok(Response::new(Default::default()))
+        use pb::resource_identity_schema::IdentityAttribute;
+        let identity_schemas = self
+            .schemas
+            .identities
+            .iter()
+            .map(|(name, s)| {
+                let attributes = s
+                    .attributes
+                    .iter()
+                    .map(|a| IdentityAttribute {
+                        name: a.name.clone(),
+                        r#type: a.ty.to_json_bytes(),
+                        required_for_import: a.required_for_import,
+                        optional_for_import: a.optional_for_import,
+                        description: a.description.clone(),
+                    })
+                    .collect();
+                let schema = pb::ResourceIdentitySchema {
+                    version: s.version,
+                    identity_attributes: attributes,
+                };
+                (name.clone(), schema)
+            })
+            .collect();
+        Ok(Response::new(pb::get_resource_identity_schemas::Response {
+            identity_schemas,
+            diagnostics: Vec::new(),
+        }))
     }
 
     async fn upgrade_resource_identity(
@@ -425,6 +551,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         };
         answer(fallback, async move {
             let ty = self.resource(&req.type_name)?.value_type();
+            let type_name = req.type_name.clone();
             let request = p::ReadResourceRequest {
                 current_state: decode(req.current_state.as_ref(), &ty, "state")?,
                 provider_meta: self.meta(req.provider_meta.as_ref()),
@@ -434,6 +561,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             let r = guarded("ReadResource", self.provider.read_resource(request)).await?;
             Ok(pb::read_resource::Response {
                 new_state: Some(encode(&r.new_state, &ty, "state")?),
+                new_identity: self.identity(&type_name, &r.new_state)?,
                 diagnostics: diags(r.diagnostics),
                 private: r.private,
                 ..Default::default()
@@ -449,6 +577,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let req = req.into_inner();
         answer(Default::default(), async move {
             let ty = self.resource(&req.type_name)?.value_type();
+            let type_name = req.type_name.clone();
             let request = p::PlanResourceChangeRequest {
                 prior_state: decode(req.prior_state.as_ref(), &ty, "prior state")?,
                 proposed_new_state: decode(
@@ -466,8 +595,13 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             let r = guarded("PlanResourceChange", call).await?;
             let planned_state =
                 unless_errors(&r.diagnostics, &r.planned_state, &ty, "planned state")?;
+            let planned_identity = match r.diagnostics.has_errors() {
+                true => None,
+                false => self.identity(&type_name, &r.planned_state)?,
+            };
             Ok(pb::plan_resource_change::Response {
                 planned_state,
+                planned_identity,
                 requires_replace: r
                     .requires_replace
                     .iter()
@@ -493,6 +627,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         };
         answer(fallback, async move {
             let ty = self.resource(&req.type_name)?.value_type();
+            let type_name = req.type_name.clone();
             let request = p::ApplyResourceChangeRequest {
                 prior_state: decode(req.prior_state.as_ref(), &ty, "prior state")?,
                 planned_state: decode(req.planned_state.as_ref(), &ty, "planned state")?,
@@ -505,6 +640,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             let r = guarded("ApplyResourceChange", call).await?;
             Ok(pb::apply_resource_change::Response {
                 new_state: Some(encode(&r.new_state, &ty, "new state")?),
+                new_identity: self.identity(&type_name, &r.new_state)?,
                 private: r.private,
                 diagnostics: diags(r.diagnostics),
                 ..Default::default()
@@ -520,20 +656,46 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let req = req.into_inner();
         answer(Default::default(), async move {
             self.resource(&req.type_name)?;
+            // Import by identity: the identity names an import id, and the import runs as
+            // that id's would. Terraform wants the identity back on what it imports.
+            let given = match req.identity.as_ref().and_then(|i| i.identity_data.as_ref()) {
+                Some(data) if req.id.is_empty() => {
+                    let Some(schema) = self.schemas.identities.get(&req.type_name) else {
+                        return Err(p::unsupported("Import by identity", &req.type_name).into());
+                    };
+                    let identity = decode(Some(data), &schema.value_type(), "identity")?;
+                    let call = self
+                        .provider
+                        .import_id_of_identity(&req.type_name, &identity);
+                    let id = guarded("ImportResourceState", call).await??;
+                    Some((id, data.clone()))
+                }
+                _ => None,
+            };
+            let (id, given_identity) = match given {
+                Some((id, data)) => (id, Some(data)),
+                None => (req.id, None),
+            };
             let request = p::ImportResourceStateRequest {
                 type_name: req.type_name,
-                id: req.id,
+                id,
             };
             let call = self.provider.import_resource_state(request);
             let r = guarded("ImportResourceState", call).await?;
             let mut imported = Vec::new();
             for i in &r.imported {
                 let ty = self.resource(&i.type_name)?.value_type();
+                let identity = match self.identity(&i.type_name, &i.state)? {
+                    Some(found) => Some(found),
+                    None => given_identity.clone().map(|data| pb::ResourceIdentityData {
+                        identity_data: Some(data),
+                    }),
+                };
                 imported.push(pb::import_resource_state::ImportedResource {
                     type_name: i.type_name.clone(),
                     state: Some(encode(&i.state, &ty, "imported state")?),
                     private: i.private.clone(),
-                    identity: None,
+                    identity,
                 });
             }
             Ok(pb::import_resource_state::Response {
@@ -600,8 +762,20 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::generate_resource_config::Request>,
     ) -> Reply<pb::generate_resource_config::Response> {
-        let type_name = req.into_inner().type_name;
-        unsupported(p::unsupported("Generating configuration", &type_name))
+        let req = req.into_inner();
+        answer(Default::default(), async move {
+            let ty = self.resource(&req.type_name)?.value_type();
+            let state = decode(req.state.as_ref(), &ty, "state")?;
+            let call = self
+                .provider
+                .generate_resource_config(&req.type_name, state);
+            let config = guarded("GenerateResourceConfig", call).await??;
+            Ok(pb::generate_resource_config::Response {
+                config: Some(encode(&config, &ty, "generated configuration")?),
+                diagnostics: Vec::new(),
+            })
+        })
+        .await
     }
 
     async fn validate_ephemeral_resource_config(
@@ -642,16 +816,33 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         req: Request<pb::list_resource::Request>,
     ) -> Reply<Self::ListResourceStream> {
-        let type_name = req.into_inner().type_name;
-        unsupported_stream(not_offered("list resource type", &type_name))
+        let req = req.into_inner();
+        let events = match self.list_events(req).await {
+            Ok(events) => events,
+            Err(Failed(d)) => vec![pb::list_resource::Event::default().carrying(d)],
+        };
+        Ok(Response::new(Box::pin(futures_util::stream::iter(
+            events.into_iter().map(Ok),
+        ))))
     }
 
     async fn validate_list_resource_config(
         &self,
         req: Request<pb::validate_list_resource_config::Request>,
     ) -> Reply<pb::validate_list_resource_config::Response> {
-        let type_name = req.into_inner().type_name;
-        unsupported(not_offered("list resource type", &type_name))
+        let req = req.into_inner();
+        answer(Default::default(), async move {
+            let ty = self.list(&req.type_name)?.value_type();
+            let config = decode(req.config.as_ref(), &ty, "list configuration")?;
+            let call = self
+                .provider
+                .validate_list_resource_config(&req.type_name, &config);
+            let d = guarded("ValidateListResourceConfig", call).await?;
+            Ok(pb::validate_list_resource_config::Response {
+                diagnostics: diags(d),
+            })
+        })
+        .await
     }
 
     async fn get_functions(
@@ -852,7 +1043,7 @@ mod tests {
                 resources: [("t_thing".to_string(), thing())].into(),
                 data_sources: [("t_echo".to_string(), echo())].into(),
                 provider_meta: None,
-                functions: Default::default(),
+                ..Default::default()
             }
         }
 
@@ -1192,6 +1383,106 @@ mod tests {
             }
             other => panic!("expected a completed event, got {other:?}"),
         }
+    }
+
+    /// The identity travels with every state of a type that has one, and import by
+    /// identity answers with it.
+    #[tokio::test]
+    async fn identities_travel_with_states_and_import_by_identity_works() {
+        use futures_util::StreamExt as _;
+        let s = ProviderService::new(Arc::new(crate::list::tests::router()));
+        let schemas = s
+            .get_resource_identity_schemas(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        let file = &schemas.identity_schemas["t_file"];
+        assert_eq!(file.identity_attributes[0].name, "path");
+        assert!(file.identity_attributes[0].required_for_import);
+        assert_eq!(file.identity_attributes[0].r#type, b"\"string\"".to_vec());
+        let meta = s
+            .get_metadata(Request::new(Default::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(meta.list_resources[0].type_name, "t_file");
+        assert!(meta.server_capabilities.unwrap().generate_resource_config);
+
+        let state_ty = s.schemas.resources["t_file"].value_type();
+        let id_ty = s.schemas.identities["t_file"].value_type();
+        let identity = |p: &str| Value::object([("path", Value::string(p))]);
+        let decode_identity = |d: Option<pb::ResourceIdentityData>| {
+            decode(d.unwrap().identity_data.as_ref(), &id_ty, "identity").unwrap()
+        };
+        let imported = s
+            .import_resource_state(Request::new(pb::import_resource_state::Request {
+                type_name: "t_file".into(),
+                identity: Some(pb::ResourceIdentityData {
+                    identity_data: dv(&identity("/a"), &id_ty),
+                }),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            imported.diagnostics.is_empty(),
+            "{:?}",
+            imported.diagnostics
+        );
+        let first = imported.imported_resources.into_iter().next().unwrap();
+        assert_eq!(decode_identity(first.identity), identity("/a"));
+        let read = s
+            .read_resource(Request::new(pb::read_resource::Request {
+                type_name: "t_file".into(),
+                current_state: first.state,
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        let state = decode(read.new_state.as_ref(), &state_ty, "state").unwrap();
+        assert_eq!(state.get_attr("mode"), Some(&Value::string("0644")));
+        assert_eq!(decode_identity(read.new_identity), identity("/a"));
+
+        let list_ty = s.schemas.list_resources["t_file"].value_type();
+        let events: Vec<_> = s
+            .list_resource(Request::new(pb::list_resource::Request {
+                type_name: "t_file".into(),
+                config: dv(&Value::object([("dir", Value::string("/"))]), &list_ty),
+                include_resource_object: true,
+                limit: 3,
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        // The listing's own warning, then three objects; `gone` only as a warning.
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[0].diagnostic[0].summary, "limit 3");
+        assert_eq!(decode_identity(events[1].identity.clone()), identity("/a"));
+        assert!(events[1].resource_object.is_some());
+        assert!(events[2].identity.is_none() && events[2].resource_object.is_none());
+        assert_eq!(events[2].diagnostic[0].summary, "Cannot read file gone");
+        assert_eq!(events[3].display_name, "file /b");
+
+        let generated = s
+            .generate_resource_config(Request::new(pb::generate_resource_config::Request {
+                type_name: "t_file".into(),
+                state: events[1].resource_object.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        let config = decode(generated.config.as_ref(), &state_ty, "config").unwrap();
+        assert_eq!(
+            config.get_attr("size"),
+            Some(&Value::Null),
+            "computed left out"
+        );
+        assert_eq!(config.get_attr("path"), Some(&Value::string("/a")));
     }
 
     /// A read that fails before the provider runs keeps Terraform's state and private data.

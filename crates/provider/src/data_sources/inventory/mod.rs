@@ -58,6 +58,11 @@ pub async fn list(
     })
 }
 
+/// The problems with inventory arguments `config` (wholly known), each on its attribute.
+pub fn check_arguments(config: &Value, catalog: &Catalog) -> Diagnostics {
+    check(config, catalog).err().unwrap_or_default()
+}
+
 /// The data source's type name.
 pub const TYPE_NAME: &str = "gpu_inventory";
 

@@ -67,6 +67,29 @@ impl Resource for CommitmentResource {
         schema()
     }
 
+    fn identity(&self) -> Option<tfplugin::IdentitySchema> {
+        Some(crate::resources::identity::schema(super::import::FORMS))
+    }
+
+    /// `<kind>/<location>/<id>` from the commitment's kind, zone or region and cloud id;
+    /// none before it is bought.
+    fn identity_of(&self, state: &Value) -> Option<Value> {
+        use crate::resources::identity::{of, text};
+        let kind = text(state, "kind")?.parse::<CommitmentKind>().ok()?;
+        let id = text(state, "commitment_id")?;
+        let (zone, region) = (text(state, "zone"), text(state, "region")?);
+        of(Some(gpu_core::inventory::commitment_import_id_of(
+            kind,
+            zone.as_deref(),
+            &region,
+            &id,
+        )))
+    }
+
+    fn import_id_of(&self, identity: &Value) -> Result<String, Diagnostics> {
+        crate::resources::identity::import_id(identity)
+    }
+
     /// Every input problem on its attribute, before any cloud call (dates are checked
     /// against the clock at plan, only for a purchase).
     async fn validate(&self, request: ValidateRequest) -> Diagnostics {

@@ -17,6 +17,10 @@ use tfplugin::{Type, Value};
 use super::cloud_blocks::{self, ImportContext};
 use super::model::InstanceModel;
 
+/// The shapes of import ids, for the identity's description.
+pub const ID_SHAPES: &str =
+    "`aws/<region>/<i-…>`, an Azure VM's ARM id, or `projects/<p>/zones/<z>/instances/<name>`";
+
 /// Private state of an instance just imported: the next plan takes what the cloud does
 /// not report from the configuration instead of rolling the VM.
 pub const IMPORTED: &[u8] = b"gpu_instance:imported";

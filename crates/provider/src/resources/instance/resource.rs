@@ -11,7 +11,7 @@ use tfplugin::provider::{
 use tfplugin::resource::{
     ApplyRequest, ImportRequest, PlanRequest, ReadRequest, ValidateRequest, imported,
 };
-use tfplugin::{Diagnostic, Diagnostics, Resource, Schema};
+use tfplugin::{Diagnostic, Diagnostics, Resource, Schema, Value};
 
 use super::{TYPE_NAME, apply, import, plan, schema};
 
@@ -42,6 +42,24 @@ impl Resource for InstanceResource {
 
     fn schema(&self) -> Schema {
         schema()
+    }
+
+    fn identity(&self) -> Option<tfplugin::IdentitySchema> {
+        Some(crate::resources::identity::schema(import::ID_SHAPES))
+    }
+
+    /// The VM's `id`, with its region in front on AWS (an instance id names none).
+    fn identity_of(&self, state: &Value) -> Option<Value> {
+        use crate::resources::identity::{of, text};
+        let id = text(state, "id")?;
+        match text(state, "cloud")?.as_str() {
+            "aws" => of(Some(format!("aws/{}/{id}", text(state, "region")?))),
+            _ => of(Some(id)),
+        }
+    }
+
+    fn import_id_of(&self, identity: &Value) -> Result<String, Diagnostics> {
+        crate::resources::identity::import_id(identity)
     }
 
     /// Every input problem on its attribute, before any cloud call.

@@ -15,7 +15,7 @@ use gpu_core::seam::{ClusterRef, is_guid, region_of_location};
 use tfplugin::Value;
 
 /// The shapes of import ids, for messages.
-const SHAPES: &str = "\"aws/<region>/<cluster>/<name>\", \"azure/<subscription>/<resource-group>/<cluster>/<name>\" or \"gcp/<project>/<location>/<cluster>/<name>\"";
+pub const SHAPES: &str = "\"aws/<region>/<cluster>/<name>\", \"azure/<subscription>/<resource-group>/<cluster>/<name>\" or \"gcp/<project>/<location>/<cluster>/<name>\"";
 
 /// The import id (and resource `id`) of pool `pool` in `cluster`.
 pub fn import_id(cluster: &ClusterRef, pool: &str) -> String {

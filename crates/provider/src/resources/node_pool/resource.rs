@@ -44,6 +44,19 @@ impl Resource for NodePool {
         schema()
     }
 
+    fn identity(&self) -> Option<tfplugin::IdentitySchema> {
+        Some(crate::resources::identity::schema(import::SHAPES))
+    }
+
+    /// The pool's `id`, which is its import id.
+    fn identity_of(&self, state: &Value) -> Option<Value> {
+        crate::resources::identity::of(crate::resources::identity::text(state, "id"))
+    }
+
+    fn import_id_of(&self, identity: &Value) -> Result<String, Diagnostics> {
+        crate::resources::identity::import_id(identity)
+    }
+
     async fn validate(&self, request: ValidateRequest) -> Diagnostics {
         super::validate(request.config(), Catalog::embedded())
     }
