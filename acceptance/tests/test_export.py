@@ -7,6 +7,7 @@ changes nothing in the cloud. The YAML and JSON forms hold the same resources.
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 
@@ -49,6 +50,26 @@ resource "gpu_commitment" "floor" {{
 '''
 
 
+def someone_elses_vms(google, zone: str = ZONE) -> None:
+    """Two VMs made outside the provider, copies of the provider's `dev-box` without its
+    marker label: `their-box` keeps its A100 machine, `their-web` becomes an e2 machine
+    without accelerators (no GPU: never listed)."""
+    (ours,) = [vm for vm in google.compute.instances.values()
+               if vm["public"]["name"] == "dev-box"]
+    for name, machine in (("their-box", None), ("their-web", "e2-standard-4")):
+        vm = copy.deepcopy(ours)
+        public = vm["public"]
+        public["name"] = name
+        public["id"] = str(int(public["id"]) + (1 if machine is None else 2))
+        public["selfLink"] = public["selfLink"].replace("dev-box", name)
+        public["labels"] = {"team": "vision"}
+        if machine is not None:
+            public["machineType"] = public["machineType"].rsplit("/", 1)[0] + "/" + machine
+            public.pop("guestAccelerators", None)
+            vm["machine"] = machine
+        google.compute.instances[(PROJECT, zone, name)] = vm
+
+
 def export(provider_bin, google, cid: str, *flags: str) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "GOOGLE_APPLICATION_CREDENTIALS": str(google.key)}
     return subprocess.run(
@@ -71,6 +92,7 @@ def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
     made = gcp_tf.workdir(files={"main.tf": main + ESTATE})
     made.run("apply")
     someone_elses_gpu_pool(google, cluster)
+    someone_elses_vms(google)
     before = google.mutations()
 
     res = export(provider_bin, google, cid)
@@ -83,6 +105,8 @@ def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
     assert f'id = "gcp_reservation/{ZONE}/{reservation}"' in text, text
     assert "# TODO: no cloud reports these back about a VM: `user_data`, `gcp`." in text, text
     assert "# Not exported:" in text and "their-l4" in text, text
+    assert "# - instance their-box in gcp us-central1: a VM the provider did not make" in text
+    assert "their-web" not in text, "a VM without a GPU is not in the estate"
     assert "their-l4" in res.stderr, "what is left out is said on standard error too"
     assert "gpu_node_pool.train" not in text.split("# Not exported:")[1]
 
@@ -112,6 +136,6 @@ def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
     assert by_type["gpu_node_pool"]["config"]["capacity"]["on_demand_min"] == 1
     assert by_type["gpu_node_pool"]["config"]["max_nodes"] == 3
     assert by_type["gpu_commitment"]["config"]["instance_count"] == 2
-    assert [x["what"] for x in doc["not_exported"]] == \
-        [f"node_pool their-l4 in gcp {cid}"]
+    assert sorted(x["what"] for x in doc["not_exported"]) == \
+        ["instance their-box in gcp us-central1", f"node_pool their-l4 in gcp {cid}"]
     adopted.run("destroy")

@@ -258,3 +258,42 @@ def test_a_stockout_at_create_leaves_nothing_and_says_where(aws_tf, ec2):
     wd.run("apply")
     assert len(live(ec2)) == 1
     wd.run("destroy")
+
+
+def test_the_inventory_lists_gpu_vms_the_provider_did_not_make_without_an_import_id(
+        aws_tf, ec2):
+    """Someone's g5 (a GPU type of the catalog) is in the inventory, unmanaged and priced,
+    with no import id; a t3 (no GPU) is not; ours keeps its import id."""
+    inventory = f'''
+data "gpu_inventory" "vms" {{
+  clouds  = ["aws"]
+  regions = ["{REGION}"]
+  kinds   = ["instance"]
+}}
+
+output "items" {{
+  value = data.gpu_inventory.vms.items
+}}
+'''
+    wd = aws_tf.workdir(files={"main.tf": config(ec2)})
+    wd.run("apply")
+    (ours,) = live(ec2)
+    client = boto3.client("ec2", region_name=REGION, endpoint_url=ec2.url,
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    theirs = {}
+    for kind in ("g5.xlarge", "t3.micro"):
+        run = client.run_instances(ImageId=ec2.newest, InstanceType=kind, MinCount=1,
+                                   MaxCount=1, TagSpecifications=[{
+                                       "ResourceType": "instance",
+                                       "Tags": [{"Key": "team", "Value": "vision"}]}])
+        theirs[kind] = run["Instances"][0]["InstanceId"]
+    (wd.path / "inventory.tf").write_text(inventory)
+    wd.run("apply")
+    items = wd.outputs()["items"]
+    (mine,) = [i for i in items if i["managed"]]
+    assert mine["import_id"] == f"aws/{REGION}/{ours['instanceId']}", items
+    (other,) = [i for i in items if not i["managed"]]
+    assert other["import_id"] is None and other["gpu"] == "A10G", other
+    assert other["labels"] == {"team": "vision"} and other["monthly_usd"] > 0, other
+    wd.run("destroy")
+    client.terminate_instances(InstanceIds=list(theirs.values()))

@@ -9,10 +9,12 @@ What exists is read from the fake's `/_fake/state`, not through the provider.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import ssl
 import urllib.request
+import uuid
 from urllib.parse import urlencode
 
 import pytest
@@ -312,4 +314,40 @@ def test_a_capacity_refusal_at_create_leaves_nothing_and_says_where(az_tf, arm, 
         == [], state["vms"]
     wd.run("apply")
     assert len(vms(arm)) == 1
+    wd.run("destroy")
+
+
+def test_the_inventory_lists_gpu_vms_the_provider_did_not_make_without_an_import_id(
+        az_tf, arm):
+    """Someone's A100 VM (a size of the catalog) is in the inventory, unmanaged and priced,
+    with no import id; a D-series VM (no GPU) is not; ours keeps its ARM id."""
+    wd = az_tf.workdir(files={"main.tf": config(arm) + f'''
+data "gpu_inventory" "vms" {{
+  clouds  = ["azure"]
+  regions = ["{REGION}"]
+  kinds   = ["instance"]
+}}
+
+output "items" {{
+  value = data.gpu_inventory.vms.items
+}}
+'''})
+    wd.run("apply", "-target=gpu_instance.train")
+    (ours,) = vms(arm)
+    (key, vm), = arm.vms.items()
+    for name, size in (("their-a100", SIZE), ("their-web", "Standard_D4s_v5")):
+        theirs = copy.deepcopy(vm)
+        theirs.update({"name": name, "size": size, "vmId": str(uuid.uuid4()),
+                       "tags": {"team": "vision"}, "nics": []})
+        arm.vms[(key[0], key[1], name)] = theirs
+    wd.run("apply")
+    items = wd.outputs()["items"]
+    (mine,) = [i for i in items if i["managed"]]
+    assert mine["import_id"] == ours["id"], items
+    (other,) = [i for i in items if not i["managed"]]
+    assert other["name"] == "their-a100" and other["import_id"] is None, other
+    assert other["gpu"] == "A100-80GB" and other["labels"] == {"team": "vision"}, other
+    assert other["monthly_usd"] > 0, other
+    for name in ("their-a100", "their-web"):
+        del arm.vms[(key[0], key[1], name)]
     wd.run("destroy")

@@ -19,6 +19,7 @@ import pytest
 from aws_emulator import create_eks_prerequisites, node_groups
 from audit_check import audit_lines, check_line
 from export_check import export_and_adopt
+from query_check import provider_head, query_and_adopt
 from fault_proxy import FaultProxy
 from conftest import REPO
 from offers_reference import stale_reason, stale_reasons
@@ -453,6 +454,17 @@ def test_export_writes_the_pool_as_an_import_and_configuration(aws_tf, moto, pro
     assert adopted["tags"] == {"cost-center": "research", "project": "llm", "team": "ml"}
     _compare_imported({**original, "tags": adopted["tags"]}, adopted)
     assert set(node_groups(moto, cluster_name)) == {f"{pool}-od", f"{pool}-spot"}
+
+    if aws_tf.version != "1.0":
+        # `terraform query` lists the same pool by its identity and generates the same
+        # configuration, which imports it with nothing else planned.
+        lists = ('list "gpu_node_pool" "eks" {\n  provider = gpu\n  config {\n'
+                 f'    clusters = ["{cluster.arn}"]\n  }}\n}}\n')
+        listing, generated, queried = query_and_adopt(aws_tf, provider_head(text), lists, 1)
+        assert f"import_id={_import_id(cluster_name, pool)}" in listing, listing
+        assert f'node_role_arn = "{cluster.node_role_arn}"' in generated, generated
+        assert queried.resource("gpu_node_pool.eks_0")["node_groups"] == \
+            original["node_groups"]
 
 
 def test_each_group_change_is_audited_with_the_callers_arn(aws_tf, moto, tmp_path):

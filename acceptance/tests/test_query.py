@@ -3,8 +3,8 @@ fakes behind one `gcp.endpoint`. An estate the provider made (a pool, a VM, a
 reservation) and a GPU pool someone else made are listed by the three list resources,
 each object by its identity; `-generate-config-out` writes import blocks by identity and
 resources in our attribute form (GenerateResourceConfig), which, applied in a fresh
-directory with no state, import the three and plan nothing after, changing nothing in the
-cloud.
+directory with no state, import the three and plan nothing after (`query_check`), changing
+nothing in the cloud.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 
 from cloud_fakes import PROJECT, pool_config
 from conftest import EXAMPLES
-from test_export import ESTATE
+from query_check import query_and_adopt
+from test_export import ESTATE, someone_elses_vms
 from test_inventory import (  # noqa: F401 (gcp_tf: a fixture)
     gcp_tf, google_with_vms, someone_elses_gpu_pool)
 
@@ -58,36 +59,24 @@ def test_query_lists_the_estate_and_its_generated_configuration_imports_with_an_
     made = gcp_tf.workdir(files={"main.tf": main + ESTATE})
     made.run("apply")
     someone_elses_gpu_pool(google, cluster)
+    someone_elses_vms(google)
     before = google.mutations()
     reservation = made.resource("gpu_commitment.floor")["commitment_id"]
     vm = made.resource("gpu_instance.dev")["id"]
 
-    query = gcp_tf.workdir(files={"main.tf": provider_block(google),
-                                  "estate.tfquery.hcl": query_file(cid)})
-    listed = query.run("query", "-no-color")
-    out = listed.output
+    out, generated, adopted = query_and_adopt(gcp_tf, provider_block(google),
+                                              query_file(cid), imports=3)
     # One line per object: its address, its identity and its display name.
     assert "list.gpu_node_pool.pools" in out and "train in " + cid in out, out
     assert f"import_id=gcp/{PROJECT}/{REGION}/{cluster}/train" in out, out
     assert "their-l4" not in out, "a pool the provider did not make is not listed"
     assert f"import_id={vm}" in out, out
+    assert "their-box" not in out, "a VM the provider did not make is not listed"
     assert f"import_id=gcp_reservation/{ZONE}/{reservation}" in out, out
-
-    query.run("query", "-no-color", "-generate-config-out=generated.tf")
-    generated = (query.path / "generated.tf").read_text()
-    assert generated.count("import {") == 3, generated
-    assert generated.count("identity = {") == 3, generated
     assert re.search(r'resource "gpu_node_pool" "pools_0" \{', generated), generated
     assert "max_nodes" in generated and "on_demand_min = 1" in generated, generated
     for computed in ("node_groups", "monthly_usd", "commitment_id"):
         assert f"{computed} =" not in generated, f"computed {computed} written\n{generated}"
-
-    adopted = gcp_tf.workdir(files={"main.tf": provider_block(google),
-                                    "generated.tf": generated})
-    plan = adopted.run("plan")
-    assert "3 to import, 0 to add, 0 to change, 0 to destroy" in plan.output, plan.output
-    adopted.run("apply")
-    adopted.assert_plan_empty()
     pool = adopted.resource("gpu_node_pool.pools_0")
     assert pool["node_groups"] == made.resource("gpu_node_pool.train")["node_groups"]
     assert adopted.resource("gpu_instance.vms_0")["id"] == vm

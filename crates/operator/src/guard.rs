@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use gpu_core::instance::{ImageRef, Instances, LaunchSpec, LiveInstance};
 use gpu_core::offer::Cloud;
 use gpu_core::seam::CloudError;
+use gpu_core::seam::instances::GpuMachine;
 
 use crate::elector::LeaseHold;
 
@@ -43,6 +44,10 @@ impl Instances for LeaseGuarded {
 
     async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
         self.inner.list_managed().await
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        self.inner.list_gpu(gpu).await
     }
 
     /// Refused (as a passing error, so the watcher tries again later) when the lease ran
@@ -124,6 +129,9 @@ mod tests {
             }
             async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
                 self.0.list_managed().await
+            }
+            async fn list_gpu(&self, g: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+                self.0.list_gpu(g).await
             }
             async fn start(&self, id: &str) -> Result<(), CloudError> {
                 self.0.start(id).await

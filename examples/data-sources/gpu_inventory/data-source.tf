@@ -1,4 +1,4 @@
-# Every GPU node group of two clusters, the provider's GPU VMs and every commitment in the
+# Every GPU node group of two clusters, every GPU VM and every commitment in the
 # US regions, read live, priced, and totalled by team and cloud. Nothing is changed.
 
 data "gpu_inventory" "us" {

@@ -13,7 +13,7 @@ use super::Audit;
 use crate::model::GroupSpec;
 use crate::offer::Cloud;
 use crate::seam::commitments::{CapacityBlocks, LiveCommitment, Order, PriceQuote};
-use crate::seam::instances::{ImageRef, LaunchSpec, LiveInstance};
+use crate::seam::instances::{GpuMachine, ImageRef, LaunchSpec, LiveInstance};
 use crate::seam::{
     CloudError, CloudTraits, ClusterRef, Commitments, Instances, NodeGroup, NodeGroups, Turn,
     WaitTarget, region_of_location,
@@ -264,6 +264,10 @@ impl Instances for AuditedInstances {
 
     async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
         self.inner.list_managed().await
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        self.inner.list_gpu(gpu).await
     }
 
     async fn start(&self, id: &str) -> Result<(), CloudError> {

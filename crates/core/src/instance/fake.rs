@@ -12,7 +12,7 @@ use crate::offer::Cloud;
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
 use crate::seam::instances::{
-    ImageRef, Instances, LaunchSpec, LiveInstance, PowerState, ReclaimPolicy,
+    GpuMachine, ImageRef, Instances, LaunchSpec, LiveInstance, PowerState, ReclaimPolicy,
 };
 
 #[derive(Debug, Default)]
@@ -191,6 +191,16 @@ impl Instances for FakeInstances {
             .vms
             .values()
             .filter(|v| v.marker().is_some())
+            .cloned()
+            .collect())
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        Ok(self
+            .world()
+            .vms
+            .values()
+            .filter(|v| v.marker().is_some() || gpu(&v.machine_type))
             .cloned()
             .collect())
     }

@@ -251,6 +251,11 @@ pub trait Instances: Send + Sync {
     /// Every VM carrying the ownership marker in scope.
     async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError>;
 
+    /// Every live VM in scope that carries the ownership marker or whose machine type
+    /// `gpu` takes (the catalog's GPU machine types; on Compute Engine also any VM with
+    /// accelerators attached): the inventory's GPU VMs, the provider's or not.
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError>;
+
     /// Starts a stopped VM (returns once the cloud accepted it; an insufficient-capacity
     /// answer is [`CloudError::InsufficientCapacity`]).
     async fn start(&self, id: &str) -> Result<(), CloudError>;
@@ -266,6 +271,10 @@ pub trait Instances: Send + Sync {
     /// it: an EC2 persistent spot request); returns once the cloud accepted it.
     async fn delete(&self, id: &str) -> Result<(), CloudError>;
 }
+
+/// Whether a machine type (EC2 instance type, Compute Engine machine type, Azure VM size)
+/// has GPUs.
+pub type GpuMachine<'a> = dyn Fn(&str) -> bool + Send + Sync + 'a;
 
 /// A shared client is a client (tests hand one fake to every place through a connector).
 #[async_trait]
@@ -292,6 +301,10 @@ impl<T: Instances + ?Sized> Instances for std::sync::Arc<T> {
 
     async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
         (**self).list_managed().await
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        (**self).list_gpu(gpu).await
     }
 
     async fn start(&self, id: &str) -> Result<(), CloudError> {

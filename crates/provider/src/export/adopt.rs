@@ -103,9 +103,17 @@ pub async fn adopt(
     for item in items {
         let type_name = type_name(item.kind);
         let Some(id) = &item.import_id else {
+            let why = match item.kind {
+                ItemKind::Instance => {
+                    "a VM the provider did not make (it carries no `gpu.tf/instance` tag or `gpu-tf-instance` label); a `gpu_instance` adopts only its own VMs, so manage it where it was made"
+                }
+                _ => {
+                    "not made by the provider, and no resource of it takes this shape (a `gpu_node_pool` is the node groups it names itself); manage it where it was made"
+                }
+            };
             left.push(Left {
                 what: describe(item),
-                why: "not made by the provider, and no resource of it takes this shape (a `gpu_node_pool` is the node groups it names itself); manage it where it was made".into(),
+                why: why.into(),
             });
             continue;
         };

@@ -30,8 +30,8 @@ use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
 use crate::seam::instances::{
-    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_TAG, PowerState,
-    ReclaimPolicy,
+    GpuMachine, ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_TAG,
+    PowerState, ReclaimPolicy,
 };
 use crate::seam::poll::{self, Backoff, TokioClock};
 
@@ -603,6 +603,21 @@ impl Instances for Ec2Instances {
         let mut out = Vec::with_capacity(list.len());
         for i in &list {
             out.push(self.live(i).await?);
+        }
+        Ok(out)
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        let list = self
+            .describe(None, vec![filter("instance-state-name", &LIVE_STATES)])
+            .await?;
+        let mut out = Vec::new();
+        for i in &list {
+            let ours = i.tags().iter().any(|t| t.key() == Some(MARKER_TAG));
+            let machine = i.instance_type().map(|t| t.as_str()).unwrap_or_default();
+            if ours || gpu(machine) {
+                out.push(self.live(i).await?);
+            }
         }
         Ok(out)
     }

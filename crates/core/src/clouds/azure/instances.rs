@@ -30,8 +30,8 @@ use crate::offer::Cloud;
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
 use crate::seam::instances::{
-    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL, PowerState,
-    ReclaimPolicy,
+    GpuMachine, ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL,
+    PowerState, ReclaimPolicy,
 };
 use crate::time::{format_rfc3339, parse_rfc3339, unix_now};
 
@@ -591,6 +591,55 @@ impl AzureVms {
     }
 }
 
+impl AzureVms {
+    /// The subscription's VMs that carry the marker or whose size `also` takes, each read
+    /// again for its instance view (the list has none).
+    async fn list_where(&self, also: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        let mut url = self.arm.url(
+            &format!(
+                "/subscriptions/{}/providers/Microsoft.Compute/virtualMachines",
+                self.subscription
+            ),
+            VM_API_VERSION,
+        );
+        let mut kept = Vec::new();
+        loop {
+            let a = self
+                .arm
+                .call(Method::GET, &url, None, &[], "list the subscription's VMs")
+                .await?;
+            for vm in a
+                .body
+                .get("value")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let size = vm
+                    .pointer("/properties/hardwareProfile/vmSize")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if (marker_of(&tags_of(vm)).is_some() || also(size))
+                    && let Some(id) = vm.get("id").and_then(Value::as_str)
+                {
+                    kept.push(id.to_string());
+                }
+            }
+            match a.body.get("nextLink").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() => url = next.to_string(),
+                _ => break,
+            }
+        }
+        let mut out = Vec::new();
+        for id in kept {
+            if let Some(vm) = self.get(&id).await? {
+                out.push(vm);
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[async_trait]
 impl Instances for AzureVms {
     fn cloud(&self) -> Cloud {
@@ -693,45 +742,11 @@ impl Instances for AzureVms {
     }
 
     async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
-        let mut url = self.arm.url(
-            &format!(
-                "/subscriptions/{}/providers/Microsoft.Compute/virtualMachines",
-                self.subscription
-            ),
-            VM_API_VERSION,
-        );
-        let mut ours = Vec::new();
-        loop {
-            let a = self
-                .arm
-                .call(Method::GET, &url, None, &[], "list the subscription's VMs")
-                .await?;
-            for vm in a
-                .body
-                .get("value")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if marker_of(&tags_of(vm)).is_some()
-                    && let Some(id) = vm.get("id").and_then(Value::as_str)
-                {
-                    ours.push(id.to_string());
-                }
-            }
-            match a.body.get("nextLink").and_then(Value::as_str) {
-                Some(next) if !next.is_empty() => url = next.to_string(),
-                _ => break,
-            }
-        }
-        let mut out = Vec::new();
-        for id in ours {
-            // The list has no instance view: each VM is read again.
-            if let Some(vm) = self.get(&id).await? {
-                out.push(vm);
-            }
-        }
-        Ok(out)
+        self.list_where(&|_| false).await
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        self.list_where(gpu).await
     }
 
     async fn start(&self, id: &str) -> Result<(), CloudError> {

@@ -20,8 +20,8 @@ use crate::offer::Cloud;
 use crate::seam::CloudError;
 use crate::seam::instances::StopCause;
 use crate::seam::instances::{
-    ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL, PowerState,
-    ReclaimPolicy,
+    GpuMachine, ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_LABEL,
+    PowerState, ReclaimPolicy,
 };
 use crate::time::parse_rfc3339;
 
@@ -60,6 +60,9 @@ struct Instance {
     label_fingerprint: Option<String>,
     #[serde(default)]
     last_start_timestamp: Option<String>,
+    /// Attached accelerators (N1 machines carry their GPUs here, not in the type).
+    #[serde(default)]
+    guest_accelerators: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -440,6 +443,37 @@ impl Instances for ComputeInstances {
             for scoped in page.items.into_values() {
                 for i in scoped.instances {
                     if i.labels.contains_key(MARKER_LABEL) {
+                        out.push(self.live(i).await?);
+                    }
+                }
+            }
+            match page.next_page_token.filter(|t| !t.is_empty()) {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut path = format!("projects/{}/aggregated/instances", self.project());
+            if let Some(t) = &token {
+                path.push_str(&format!("?pageToken={}", urlencode(t)));
+            }
+            let page: AggregatedList = self
+                .inner
+                .rest
+                .get("instances.aggregatedList", &path)
+                .await?;
+            for scoped in page.items.into_values() {
+                for i in scoped.instances {
+                    let machine = i.machine_type.rsplit('/').next().unwrap_or_default();
+                    let keep = i.labels.contains_key(MARKER_LABEL)
+                        || gpu(machine)
+                        || !i.guest_accelerators.is_empty();
+                    if keep {
                         out.push(self.live(i).await?);
                     }
                 }

@@ -1,5 +1,5 @@
 //! Reading the estate: each place `Listing` names, through the clouds' own listing calls
-//! (node groups of each cluster, the provider's VMs, every commitment). A place that cannot
+//! (node groups of each cluster, the VMs of GPU machine types, every commitment). A place that cannot
 //! be read is reported and the rest goes on. Nothing here mutates.
 
 use gpu_core::catalog::Catalog;
@@ -193,6 +193,13 @@ async fn instances(
             Cloud::Azure => clouds.azure_subscription().map(str::to_string),
             _ => None,
         };
+        // The machine types the catalog has GPUs for: a VM of one is a GPU VM, ours or not.
+        let gpu_types: std::collections::BTreeSet<String> = catalog
+            .offers()
+            .iter()
+            .filter(|o| o.cloud == *cloud)
+            .map(|o| o.instance_type.to_ascii_lowercase())
+            .collect();
         for region in places {
             let what = if region.is_empty() {
                 format!(
@@ -208,7 +215,10 @@ async fn instances(
                 scope: scope.clone(),
             };
             let listed = match clouds.instances(&place).await {
-                Ok(vms) => vms.list_managed().await,
+                Ok(vms) => {
+                    vms.list_gpu(&|machine| gpu_types.contains(&machine.to_ascii_lowercase()))
+                        .await
+                }
                 Err(e) => Err(e),
             };
             match listed {
@@ -222,11 +232,13 @@ async fn instances(
                         } else {
                             MARKER_LABEL
                         };
+                        // Only a VM the provider made is a `gpu_instance` to adopt.
                         let id = match cloud {
-                            Cloud::Aws => format!("aws/{}/{}", vm.region, vm.id),
-                            _ => vm.id.clone(),
+                            _ if !vm.labels.contains_key(tag) => None,
+                            Cloud::Aws => Some(format!("aws/{}/{}", vm.region, vm.id)),
+                            _ => Some(vm.id.clone()),
                         };
-                        items.push(instance_item(vm, *cloud, tag, Some(id), catalog));
+                        items.push(instance_item(vm, *cloud, tag, id, catalog));
                     }
                 }
                 Err(e) => {

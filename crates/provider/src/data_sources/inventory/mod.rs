@@ -1,4 +1,4 @@
-//! `gpu_inventory`: the GPU node groups of the clusters named, the provider's GPU VMs and
+//! `gpu_inventory`: the GPU node groups of the clusters named, the GPU VMs (ours or not) and
 //! every commitment in the regions asked, read live from the clouds (nothing kept
 //! anywhere else), priced from the catalog, and totalled by cloud and by label.
 //! `args` (checked arguments), `listing` (the clouds' listing calls), this file (schema,
@@ -103,7 +103,7 @@ fn total_type() -> Type {
 pub fn schema() -> Schema {
     let list = || Type::list(Type::String);
     Schema::new(
-        Block::new("What runs on GPUs across the clouds, read live: the GPU node groups of the clusters in `clusters` (the provider's and others with GPU machine types), the provider's own GPU VMs, and every commitment (capacity blocks and reservations, committed use, Azure reservations and capacity reservations) in the regions asked, priced from the catalog and totalled by cloud and by the labels in `group_by`. Read-only. A place the credentials cannot read is a warning naming it; the rest is listed. Money never counts a GPU-hour twice: node groups and VMs are priced as they run, and a commitment counts only its idle share.")
+        Block::new("What runs on GPUs across the clouds, read live: the GPU node groups of the clusters in `clusters` (the provider's and others with GPU machine types), the VMs with a GPU machine type (the provider's and others), and every commitment (capacity blocks and reservations, committed use, Azure reservations and capacity reservations) in the regions asked, priced from the catalog and totalled by cloud and by the labels in `group_by`. Read-only. A place the credentials cannot read is a warning naming it; the rest is listed. Money never counts a GPU-hour twice: node groups and VMs are priced as they run, and a commitment counts only its idle share.")
             .attribute(Attribute::optional("clouds", list()).describe("Clouds to read: `aws`, `azure`, `gcp`. Default: AWS, plus Azure when the provider block sets `azure.subscription_id` and Google Cloud when it sets `gcp.project`."))
             .attribute(Attribute::optional("regions", list()).describe("Regions to list VMs and commitments in: globs (`us-*`) or region groups (`europe`, `us`, `asia`), matched against the catalog's GPU regions. Default: every one (one listing call per region on AWS). After a cloud's first failure its later regions are not asked (the warning says how many)."))
             .attribute(Attribute::optional("clusters", list()).describe("Clusters whose node groups are listed, by the cloud's id: an EKS cluster ARN, an AKS cluster's ARM id, a GKE cluster path (`projects/<p>/locations/<l>/clusters/<n>`). Default: none (no node groups)."))
