@@ -15,6 +15,7 @@ import urllib.request
 import pytest
 
 from export_check import export_and_adopt
+from query_check import provider_head, query_and_adopt
 from fakes.ec2_commitments import Ec2Commitments
 
 REGION = "us-east-1"
@@ -375,3 +376,16 @@ def test_export_writes_bought_commitments_that_import_with_an_empty_plan(
     assert len(calls(ec2, "PurchaseCapacityBlock")) + \
         len(calls(ec2, "CreateCapacityReservation")) == bought
     assert not calls(ec2, "CancelCapacityReservation")
+    if aws_tf.version != "1.0":
+        # `terraform query` lists the same two by identity; the configuration it
+        # generates imports them, and still nothing is bought or cancelled.
+        lists = ('list "gpu_commitment" "aws" {\n  provider = gpu\n  config {\n'
+                 f'    clouds  = ["aws"]\n    regions = ["{REGION}"]\n  }}\n}}\n')
+        listing, generated, queried = query_and_adopt(aws_tf, provider_head(text), lists, 2)
+        assert f"import_id=aws_capacity_block/{REGION}/{block_id}" in listing, listing
+        assert "allow_commitment_purchase" not in generated
+        assert {r["values"]["commitment_id"] for r in queried.state_resources()} == \
+            {r["values"]["commitment_id"] for r in adopted.state_resources()}
+        assert len(calls(ec2, "PurchaseCapacityBlock")) + \
+            len(calls(ec2, "CreateCapacityReservation")) == bought
+        assert not calls(ec2, "CancelCapacityReservation")

@@ -13,6 +13,7 @@ import pytest
 from cloud_fakes import CLIENT, CLIENT_SECRET, SUBSCRIPTION, TENANT, _CLEARED
 from audit_check import audit_lines, check_line
 from export_check import export_and_adopt
+from query_check import provider_head, query_and_adopt
 from fakes import tls_context
 from fakes.arm_commitments import ArmCommitments
 from fakes.tokens import AzureAD, TokenRegistry, service_principal_id
@@ -315,6 +316,16 @@ def test_export_writes_bought_commitments_that_import_with_an_empty_plan(
     assert ids == {ri["commitment_id"], hold["commitment_id"]}
     assert [r for r in arm.state()["requests"] if r["method"] != "GET"] == writes, \
         "export, import and an empty apply neither buy nor change anything"
+    if az_tf.version != "1.0":
+        # `terraform query` lists the same two by identity; the configuration it
+        # generates imports them, and still nothing is bought or changed.
+        lists = ('list "gpu_commitment" "azure" {\n  provider = gpu\n  config {\n'
+                 '    clouds  = ["azure"]\n    regions = ["eastus"]\n  }\n}\n')
+        listing, generated, queried = query_and_adopt(az_tf, provider_head(text), lists, 2)
+        assert f"import_id=azure_reservation/eastus/{ri['commitment_id']}" in listing, listing
+        assert CLIENT_SECRET not in generated and CLIENT_SECRET not in listing
+        assert {r["values"]["commitment_id"] for r in queried.state_resources()} == ids
+        assert [r for r in arm.state()["requests"] if r["method"] != "GET"] == writes
 
 
 def test_each_purchase_and_cancel_is_audited_with_the_service_principal(az_tf, arm, tmp_path):
