@@ -78,11 +78,10 @@ def export(provider_bin, google, cid: str, *flags: str) -> subprocess.CompletedP
          *flags], capture_output=True, text=True, timeout=180, env=env)
 
 
-def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
-        gcp_tf, google, provider_bin):
-    if gcp_tf.version == "1.0":
-        pytest.skip("import blocks came with Terraform 1.5")
-    cluster = "gke-export"
+def made_estate(gcp_tf, google, cluster: str):
+    """In a new GKE `cluster`, the provider's pool `train`, VM `dev-box` and reservation
+    (`ESTATE`), then someone else's L4 pool and VMs: (the working directory that made
+    them, the cluster id)."""
     google.gke.seed_cluster(PROJECT, REGION, cluster)
     cid = f"projects/{PROJECT}/locations/{REGION}/clusters/{cluster}"
     main = pool_config(google, "gcp", cid, "train", region=REGION, gpu="L4", gpu_count=1,
@@ -93,6 +92,14 @@ def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
     made.run("apply")
     someone_elses_gpu_pool(google, cluster)
     someone_elses_vms(google)
+    return made, cid
+
+
+def test_the_exported_estate_imports_with_an_empty_plan_and_changes_nothing(
+        gcp_tf, google, provider_bin):
+    if gcp_tf.version == "1.0":
+        pytest.skip("import blocks came with Terraform 1.5")
+    made, cid = made_estate(gcp_tf, google, "gke-export")
     before = google.mutations()
 
     res = export(provider_bin, google, cid)

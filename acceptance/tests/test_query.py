@@ -13,12 +13,11 @@ import re
 
 import pytest
 
-from cloud_fakes import PROJECT, pool_config
+from cloud_fakes import PROJECT
 from conftest import EXAMPLES
 from query_check import query_and_adopt
-from test_export import ESTATE, someone_elses_vms
-from test_inventory import (  # noqa: F401 (gcp_tf: a fixture)
-    gcp_tf, google_with_vms, someone_elses_gpu_pool)
+from test_export import made_estate
+from test_inventory import gcp_tf, google_with_vms  # noqa: F401 (gcp_tf: a fixture)
 
 REGION, ZONE = "us-central1", "us-central1-b"
 
@@ -50,16 +49,7 @@ def test_query_lists_the_estate_and_its_generated_configuration_imports_with_an_
     if gcp_tf.version == "1.0":
         pytest.skip("list resources and `terraform query` came with Terraform 1.14")
     cluster = "gke-query"
-    google.gke.seed_cluster(PROJECT, REGION, cluster)
-    cid = f"projects/{PROJECT}/locations/{REGION}/clusters/{cluster}"
-    main = pool_config(google, "gcp", cid, "train", region=REGION, gpu="L4", gpu_count=1,
-                       min_nodes=1, max_nodes=3, on_demand_min=1)
-    main = main.replace('provider "gpu" {\n',
-                        'provider "gpu" {\n  allow_commitment_purchase = true\n')
-    made = gcp_tf.workdir(files={"main.tf": main + ESTATE})
-    made.run("apply")
-    someone_elses_gpu_pool(google, cluster)
-    someone_elses_vms(google)
+    made, cid = made_estate(gcp_tf, google, cluster)
     before = google.mutations()
     reservation = made.resource("gpu_commitment.floor")["commitment_id"]
     vm = made.resource("gpu_instance.dev")["id"]

@@ -243,18 +243,25 @@ impl<P: ProviderBlock> Router<P> {
         }
     }
 
-    /// The state of the object `identity` names: the resource's import by the id it
-    /// stands for, then its read, as `terraform import` runs them.
+    /// The state of the object `identity` names: [`Router::read_by_id`] of the import id
+    /// it stands for.
     async fn read_by_identity(
         &self,
         type_name: &str,
         identity: &Value,
     ) -> Result<Value, Diagnostics> {
         let id = self.find_resource(type_name)?.import_id_of(identity)?;
+        self.read_by_id(type_name, &id).await
+    }
+
+    /// The state of the object import id `id` names: the resource's import, then its
+    /// read, as `terraform import` runs them (neither changes anything). An error when
+    /// either fails or the object is gone.
+    pub async fn read_by_id(&self, type_name: &str, id: &str) -> Result<Value, Diagnostics> {
         let imported = self
             .import_resource_state(ImportResourceStateRequest {
                 type_name: type_name.to_string(),
-                id: id.clone(),
+                id: id.to_string(),
             })
             .await;
         if imported.diagnostics.has_errors() {
@@ -262,7 +269,7 @@ impl<P: ProviderBlock> Router<P> {
         }
         let Some(first) = imported.imported.into_iter().next() else {
             return Err(Diagnostic::error(
-                "Nothing to read",
+                "Nothing imported",
                 format!("Import of {id:?} found nothing."),
             )
             .into());

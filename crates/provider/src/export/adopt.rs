@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use gpu_core::inventory::{Item, ItemKind};
-use tfplugin::provider::{ImportResourceStateRequest, ReadResourceRequest};
 use tfplugin::{Diagnostics, Provider as _, Router, Schema, Severity};
 
 use super::config_body::{ConfigBody, config_body};
@@ -164,33 +163,13 @@ async fn adopt_one(
     schema: &Schema,
     cloud: gpu_core::offer::Cloud,
 ) -> Result<(ConfigBody, Vec<String>), String> {
-    let imported = router
-        .import_resource_state(ImportResourceStateRequest {
-            type_name: type_name.to_string(),
-            id: id.to_string(),
-        })
-        .await;
-    if let Some(e) = errors(&imported.diagnostics) {
-        return Err(format!("import {id}: {e}"));
-    }
-    let Some(first) = imported.imported.into_iter().next() else {
-        return Err(format!("import {id} found nothing"));
-    };
-    let read = router
-        .read_resource(ReadResourceRequest {
-            type_name: type_name.to_string(),
-            current_state: first.state,
-            private: first.private,
-            provider_meta: None,
-        })
-        .await;
-    if let Some(e) = errors(&read.diagnostics) {
-        return Err(format!("read {id}: {e}"));
-    }
-    if read.new_state.is_null() {
-        return Err(format!("{id} is gone"));
-    }
-    let generated = router.config_of_state(type_name, &read.new_state).await;
+    let state = router.read_by_id(type_name, id).await.map_err(|d| {
+        format!(
+            "{id}: {}",
+            errors(&d).unwrap_or_else(|| "nothing read".into())
+        )
+    })?;
+    let generated = router.config_of_state(type_name, &state).await;
     let mut notes: Vec<String> = generated
         .withheld
         .iter()

@@ -160,6 +160,47 @@ fn power(status: &str) -> PowerState {
 }
 
 impl ComputeInstances {
+    /// Every instance of the project (`instances.aggregatedList`, every page, `filter`
+    /// applied by Compute Engine) that `keep` takes, read into a [`LiveInstance`].
+    async fn aggregated(
+        &self,
+        filter: Option<&str>,
+        keep: &(dyn Fn(&Instance) -> bool + Sync),
+    ) -> Result<Vec<LiveInstance>, CloudError> {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut query = Vec::new();
+            if let Some(f) = filter {
+                query.push(format!("filter={}", urlencode(f)));
+            }
+            if let Some(t) = &token {
+                query.push(format!("pageToken={}", urlencode(t)));
+            }
+            let mut path = format!("projects/{}/aggregated/instances", self.project());
+            if !query.is_empty() {
+                path.push('?');
+                path.push_str(&query.join("&"));
+            }
+            let page: AggregatedList = self
+                .inner
+                .rest
+                .get("instances.aggregatedList", &path)
+                .await?;
+            for scoped in page.items.into_values() {
+                for i in scoped.instances {
+                    if keep(&i) {
+                        out.push(self.live(i).await?);
+                    }
+                }
+            }
+            match page.next_page_token.filter(|t| !t.is_empty()) {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
     /// VMs over a project's Compute Engine client (made by [`super::GcpSession`]).
     pub(super) fn new(inner: ComputeCommitments) -> Self {
         ComputeInstances { inner }
@@ -424,65 +465,17 @@ impl Instances for ComputeInstances {
     }
 
     async fn list_managed(&self) -> Result<Vec<LiveInstance>, CloudError> {
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let mut path = format!(
-                "projects/{}/aggregated/instances?filter={}",
-                self.project(),
-                urlencode(&format!("labels.{MARKER_LABEL}:*"))
-            );
-            if let Some(t) = &token {
-                path.push_str(&format!("&pageToken={}", urlencode(t)));
-            }
-            let page: AggregatedList = self
-                .inner
-                .rest
-                .get("instances.aggregatedList", &path)
-                .await?;
-            for scoped in page.items.into_values() {
-                for i in scoped.instances {
-                    if i.labels.contains_key(MARKER_LABEL) {
-                        out.push(self.live(i).await?);
-                    }
-                }
-            }
-            match page.next_page_token.filter(|t| !t.is_empty()) {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+        let ours = format!("labels.{MARKER_LABEL}:*");
+        self.aggregated(Some(&ours), &|i| i.labels.contains_key(MARKER_LABEL))
+            .await
     }
 
     async fn list_gpu(&self, gpu: &GpuMachine<'_>) -> Result<Vec<LiveInstance>, CloudError> {
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let mut path = format!("projects/{}/aggregated/instances", self.project());
-            if let Some(t) = &token {
-                path.push_str(&format!("?pageToken={}", urlencode(t)));
-            }
-            let page: AggregatedList = self
-                .inner
-                .rest
-                .get("instances.aggregatedList", &path)
-                .await?;
-            for scoped in page.items.into_values() {
-                for i in scoped.instances {
-                    let machine = i.machine_type.rsplit('/').next().unwrap_or_default();
-                    let keep = i.labels.contains_key(MARKER_LABEL)
-                        || gpu(machine)
-                        || !i.guest_accelerators.is_empty();
-                    if keep {
-                        out.push(self.live(i).await?);
-                    }
-                }
-            }
-            match page.next_page_token.filter(|t| !t.is_empty()) {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+        self.aggregated(None, &|i| {
+            let machine = i.machine_type.rsplit('/').next().unwrap_or_default();
+            i.labels.contains_key(MARKER_LABEL) || gpu(machine) || !i.guest_accelerators.is_empty()
+        })
+        .await
     }
 
     async fn start(&self, id: &str) -> Result<(), CloudError> {
