@@ -59,7 +59,11 @@ fn display_name(item: &Item, import_id: &str) -> String {
             let cluster = item.cluster.as_deref().unwrap_or_default();
             format!("{pool} in {cluster}")
         }
-        _ => format!("{} in {} {}", item.name, item.cloud.as_str(), item.region),
+        // An Azure capacity reservation's name is its ARM id: its own name is the last part.
+        _ => {
+            let name = item.name.rsplit('/').next().unwrap_or(&item.name);
+            format!("{name} in {} {}", item.cloud.as_str(), item.region)
+        }
     }
 }
 
@@ -135,5 +139,54 @@ impl ListResource for EstateList {
             }
         }
         listing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_core::offer::Cloud;
+
+    fn item(kind: ItemKind, name: &str, cluster: Option<&str>) -> Item {
+        Item {
+            kind,
+            cloud: Cloud::Azure,
+            region: "eastus".into(),
+            cluster: cluster.map(str::to_string),
+            name: name.into(),
+            managed: true,
+            gpu: None,
+            gpu_count: None,
+            nodes: 1,
+            capacity: "on_demand".into(),
+            hourly_usd: None,
+            monthly_usd: None,
+            labels: Default::default(),
+            import_id: None,
+            price_source: String::new(),
+            used_instances: None,
+            utilization: None,
+            idle_monthly_usd: None,
+        }
+    }
+
+    #[test]
+    fn display_names_are_the_names_people_know() {
+        let arm = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/g/capacityReservations/hold";
+        let c = item(ItemKind::Commitment, arm, None);
+        assert_eq!(
+            display_name(&c, "azure_capacity_reservation/eastus/rg/g/hold"),
+            "hold in azure eastus"
+        );
+        let p = item(
+            ItemKind::NodePool,
+            "train-od",
+            Some("/subscriptions/s/…/managedClusters/aks"),
+        );
+        assert_eq!(
+            display_name(&p, "azure/s/rg/aks/train"),
+            "train in /subscriptions/s/…/managedClusters/aks",
+            "a pool by its own name, not its node group's"
+        );
     }
 }
