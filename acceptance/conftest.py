@@ -51,21 +51,6 @@ _NO_COLOR = {
 }
 
 
-# The longest files (minutes each, mostly waiting on fakes that serialize a cluster's
-# operations), collected first so that `-n 2 --dist loadfile` starts them on separate
-# workers at once instead of leaving one to run alone at the end.
-LONGEST_FIRST = ("test_many_pools_gke.py", "test_many_pools_aks.py", "test_failover.py",
-                 "test_instance_gcp.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    """Files in `LONGEST_FIRST` first, in that order; everything else keeps its order."""
-    def rank(item) -> int:
-        name = item.path.name
-        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
-    items.sort(key=rank)
-
-
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
