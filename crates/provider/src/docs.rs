@@ -20,17 +20,14 @@ pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
         PathBuf::from("docs/index.md"),
         page("gpu Provider", &schemas.provider, example.as_deref()),
     );
-    for (name, schema) in &schemas.data_sources {
-        let short = name.strip_prefix(PREFIX).unwrap_or(name);
-        let example = read_example(
-            repo,
-            &format!("examples/data-sources/{name}/data-source.tf"),
-        );
-        pages.insert(
-            PathBuf::from(format!("docs/data-sources/{short}.md")),
-            page(&format!("{name} Data Source"), schema, example.as_deref()),
-        );
-    }
+    plain_pages(
+        repo,
+        &mut pages,
+        &schemas.data_sources,
+        "data-sources",
+        "data-source.tf",
+        "Data Source",
+    );
     for (name, schema) in &schemas.resources {
         let short = name.strip_prefix(PREFIX).unwrap_or(name);
         let example = read_example(repo, &format!("examples/resources/{name}/resource.tf"));
@@ -56,17 +53,14 @@ pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
         }
         pages.insert(PathBuf::from(format!("docs/resources/{short}.md")), text);
     }
-    for (name, schema) in &schemas.list_resources {
-        let short = name.strip_prefix(PREFIX).unwrap_or(name);
-        let example = read_example(
-            repo,
-            &format!("examples/list-resources/{name}/list-resource.tfquery.hcl"),
-        );
-        pages.insert(
-            PathBuf::from(format!("docs/list-resources/{short}.md")),
-            page(&format!("{name} List Resource"), schema, example.as_deref()),
-        );
-    }
+    plain_pages(
+        repo,
+        &mut pages,
+        &schemas.list_resources,
+        "list-resources",
+        "list-resource.tfquery.hcl",
+        "List Resource",
+    );
     for (name, f) in &schemas.functions {
         let example = read_example(repo, &format!("examples/functions/{name}/function.tf"));
         pages.insert(
@@ -75,6 +69,26 @@ pub fn render(repo: &Path) -> BTreeMap<PathBuf, String> {
         );
     }
     pages
+}
+
+/// One page per type of `types` at `docs/<dir>/<short name>.md`, titled `<name> <kind>`,
+/// with the example `examples/<dir>/<name>/<example>` when there is one.
+fn plain_pages(
+    repo: &Path,
+    pages: &mut BTreeMap<PathBuf, String>,
+    types: &BTreeMap<String, Schema>,
+    dir: &str,
+    example: &str,
+    kind: &str,
+) {
+    for (name, schema) in types {
+        let short = name.strip_prefix(PREFIX).unwrap_or(name);
+        let example = read_example(repo, &format!("examples/{dir}/{name}/{example}"));
+        pages.insert(
+            PathBuf::from(format!("docs/{dir}/{short}.md")),
+            page(&format!("{name} {kind}"), schema, example.as_deref()),
+        );
+    }
 }
 
 /// What the schema itself enforces about an attribute, said after its description: each

@@ -2,7 +2,8 @@
 //! types: a `list "gpu_node_pool" "x" { provider = gpu  config { … } }` block lists what
 //! the inventory finds of that kind (the same filters as `gpu_inventory`), each object
 //! by its identity (its import id). Only objects a resource of this provider can adopt
-//! are listed (node groups the provider did not make are not); reading each object's
+//! are listed (node groups and VMs the provider did not make are not, and those VMs are
+//! not even read: `inventory::list_ours`); reading each object's
 //! state and writing configuration for it is the router's (tfplugin).
 
 use std::sync::Arc;
@@ -107,7 +108,8 @@ impl ListResource for EstateList {
     async fn list(&self, request: ListRequest) -> Listing {
         let settings = self.provider.commitment_settings();
         let config = self.inventory_config(&request.config);
-        let found = match inventory::list(&config, &settings.clouds, Catalog::embedded()).await {
+        let found = match inventory::list_ours(&config, &settings.clouds, Catalog::embedded()).await
+        {
             Ok(found) => found,
             Err(diagnostics) => {
                 return Listing {
@@ -130,8 +132,11 @@ impl ListResource for EstateList {
             if !seen.insert(id.clone()) {
                 continue;
             }
+            let Some(identity) = crate::resources::identity::of(Some(id.clone())) else {
+                continue;
+            };
             listing.found.push(Found {
-                identity: Value::object([("import_id", Value::string(id))]),
+                identity,
                 display_name: display_name(item, id),
             });
             if listing.found.len() >= request.limit {

@@ -98,6 +98,17 @@ fn unless_errors(
     (!d.has_errors()).then(|| encode(v, ty, what)).transpose()
 }
 
+/// `identity` (of `schema`) in protocol form.
+fn identity_data(
+    identity: &Value,
+    schema: &crate::identity::IdentitySchema,
+) -> Result<pb::ResourceIdentityData, Failed> {
+    let data = encode(identity, &schema.value_type(), "identity")?;
+    Ok(pb::ResourceIdentityData {
+        identity_data: Some(data),
+    })
+}
+
 /// Diagnostics that end an RPC early; [`answer`] hands them to Terraform on the fallback.
 struct Failed(Vec<pb::Diagnostic>);
 
@@ -276,10 +287,7 @@ impl<P: Provider> ProviderService<P> {
         else {
             return Ok(None);
         };
-        let data = encode(&identity, &schema.value_type(), "identity")?;
-        Ok(Some(pb::ResourceIdentityData {
-            identity_data: Some(data),
-        }))
+        identity_data(&identity, schema).map(Some)
     }
 
     /// The events of one `ListResource`: a leading event with the listing's own
@@ -312,13 +320,7 @@ impl<P: Provider> ProviderService<P> {
         for found in r.results.into_iter().take(limit) {
             let identity = match found.identity.is_null() {
                 true => None,
-                false => Some(pb::ResourceIdentityData {
-                    identity_data: Some(encode(
-                        &found.identity,
-                        &identity_schema.value_type(),
-                        "identity",
-                    )?),
-                }),
+                false => Some(identity_data(&found.identity, identity_schema)?),
             };
             let resource_object = match &found.resource_object {
                 Some(state) => Some(encode(state, &state_ty, "listed object")?),
@@ -658,23 +660,19 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             self.resource(&req.type_name)?;
             // Import by identity: the identity names an import id, and the import runs as
             // that id's would. Terraform wants the identity back on what it imports.
-            let given = match req.identity.as_ref().and_then(|i| i.identity_data.as_ref()) {
-                Some(data) if req.id.is_empty() => {
+            let (id, given) = match req.identity {
+                Some(given) if req.id.is_empty() && given.identity_data.is_some() => {
                     let Some(schema) = self.schemas.identities.get(&req.type_name) else {
                         return Err(p::unsupported("Import by identity", &req.type_name).into());
                     };
-                    let identity = decode(Some(data), &schema.value_type(), "identity")?;
+                    let data = given.identity_data.as_ref();
+                    let identity = decode(data, &schema.value_type(), "identity")?;
                     let call = self
                         .provider
                         .import_id_of_identity(&req.type_name, &identity);
-                    let id = guarded("ImportResourceState", call).await??;
-                    Some((id, data.clone()))
+                    (guarded("ImportResourceState", call).await??, Some(given))
                 }
-                _ => None,
-            };
-            let (id, given_identity) = match given {
-                Some((id, data)) => (id, Some(data)),
-                None => (req.id, None),
+                _ => (req.id, None),
             };
             let request = p::ImportResourceStateRequest {
                 type_name: req.type_name,
@@ -685,12 +683,9 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             let mut imported = Vec::new();
             for i in &r.imported {
                 let ty = self.resource(&i.type_name)?.value_type();
-                let identity = match self.identity(&i.type_name, &i.state)? {
-                    Some(found) => Some(found),
-                    None => given_identity.clone().map(|data| pb::ResourceIdentityData {
-                        identity_data: Some(data),
-                    }),
-                };
+                let identity = self
+                    .identity(&i.type_name, &i.state)?
+                    .or_else(|| given.clone());
                 imported.push(pb::import_resource_state::ImportedResource {
                     type_name: i.type_name.clone(),
                     state: Some(encode(&i.state, &ty, "imported state")?),

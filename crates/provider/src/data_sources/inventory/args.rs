@@ -39,6 +39,9 @@ pub struct Listing {
     pub kinds: Vec<ItemKind>,
     /// Label keys to total by (default `team`, `project`).
     pub group_by: Vec<String>,
+    /// Only what the provider made is wanted (its list resources): VMs are then listed
+    /// by their marker alone, so other GPU VMs cost no read.
+    pub ours_only: bool,
 }
 
 fn error(attr: &str, detail: String) -> Diagnostic {
@@ -171,6 +174,7 @@ pub fn check(config: &Value, catalog: &Catalog) -> Result<Listing, Diagnostics> 
         clusters,
         kinds,
         group_by,
+        ours_only: false,
     })
 }
 

@@ -215,6 +215,7 @@ async fn instances(
                 scope: scope.clone(),
             };
             let listed = match clouds.instances(&place).await {
+                Ok(vms) if listing.ours_only => vms.list_managed().await,
                 Ok(vms) => {
                     vms.list_gpu(&|machine| gpu_types.contains(&machine.to_ascii_lowercase()))
                         .await

@@ -41,7 +41,27 @@ pub async fn list(
     clouds: &Clouds,
     catalog: &Catalog,
 ) -> Result<Found, Diagnostics> {
+    list_as(config, clouds, catalog, false).await
+}
+
+/// [`list`] of only what the provider made (the VMs it did not make are not read): what
+/// its list resources can adopt. Node groups and commitments are listed as by [`list`].
+pub async fn list_ours(
+    config: &Value,
+    clouds: &Clouds,
+    catalog: &Catalog,
+) -> Result<Found, Diagnostics> {
+    list_as(config, clouds, catalog, true).await
+}
+
+async fn list_as(
+    config: &Value,
+    clouds: &Clouds,
+    catalog: &Catalog,
+    ours_only: bool,
+) -> Result<Found, Diagnostics> {
     let mut listing = check(config, catalog)?;
+    listing.ours_only = ours_only;
     if config.get_attr("clouds").is_none_or(Value::is_null) {
         listing.clouds.retain(|c| match c {
             gpu_core::offer::Cloud::Azure => clouds.azure_subscription().is_some(),
