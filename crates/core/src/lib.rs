@@ -10,6 +10,7 @@
 //! - [`instance`]: one GPU VM (`gpu_instance`): its checked spec and the cloud seam for VMs.
 //! - [`reclaim`]: reclaim without loss: stop causes, the start schedule, watcher events, one watcher pass.
 //! - [`retry`] and [`cancel`]: the one retry policy of cloud calls, and the stop signal.
+//! - [`pace`]: the one clock of every wait, and the test-only time scale.
 
 pub mod audit;
 pub mod availability;
@@ -24,6 +25,7 @@ pub mod instance;
 pub mod inventory;
 pub mod model;
 pub mod offer;
+pub mod pace;
 pub mod pool;
 pub mod query;
 pub mod reclaim;

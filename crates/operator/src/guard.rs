@@ -26,6 +26,10 @@ impl Instances for LeaseGuarded {
         self.inner.cloud()
     }
 
+    fn pace(&self) -> gpu_core::pace::Pace {
+        self.inner.pace()
+    }
+
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {
         self.inner.default_image(region).await
     }
@@ -114,6 +118,9 @@ mod tests {
         impl Instances for Shared {
             fn cloud(&self) -> Cloud {
                 self.0.cloud()
+            }
+            fn pace(&self) -> gpu_core::pace::Pace {
+                self.0.pace()
             }
             async fn default_image(&self, r: &str) -> Result<ImageRef, CloudError> {
                 self.0.default_image(r).await

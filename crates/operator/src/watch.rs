@@ -15,6 +15,7 @@ use std::time::Duration;
 use gpu_core::catalog::Catalog;
 use gpu_core::instance::Instances;
 use gpu_core::offer::Cloud;
+use gpu_core::pace::{Pace, TimeScale};
 use gpu_core::reclaim::{Event, StartSchedule, Summary, Watcher};
 use gpu_core::retry::Backoff;
 
@@ -141,19 +142,27 @@ fn try_run(args: &WatchArgs) -> Result<(), String> {
         .iter()
         .map(|t| place(t))
         .collect::<Result<Vec<_>, _>>()?;
+    // The test-only time scale reaches only clouds whose endpoint is overridden.
+    let time_scale = TimeScale::from_env().unwrap_or_else(|e| {
+        eprintln!("terraform-provider-gpu watch: {e}");
+        TimeScale::REAL
+    });
     let sessions = Sessions::new(CloudSettings {
         aws: AwsSettings {
             profile: args.aws_profile.clone(),
             ec2_endpoint: args.aws_endpoint.clone(),
             sts_endpoint: args.aws_sts_endpoint.clone(),
+            time_scale,
             ..Default::default()
         },
         azure: AzureSettings {
             endpoint: args.azure_endpoint.clone(),
+            time_scale,
             ..Default::default()
         },
         gcp: GcpSettings {
             endpoint: args.gcp_endpoint.clone(),
+            time_scale,
             ..Default::default()
         },
     });
@@ -229,6 +238,7 @@ async fn watch(
         ),
         None => Box::new(std::io::stdout()),
     };
+    let clock = WatchClock::of(watched.iter().map(|(c, _, _)| c.pace()));
     let mut all: Vec<Event> = Vec::new();
     let max_passes = if args.once { Some(1) } else { args.passes };
     let mut pass = 0u32;
@@ -241,7 +251,7 @@ async fn watch(
         // than watching nothing. Later failures are reported and the next pass retries.
         let mut unreadable = Vec::new();
         for (cloud, watcher, label) in watched.iter_mut().filter(|_| leader) {
-            let now = gpu_core::time::unix_now() as i64;
+            let now = clock.unix_now();
             match watcher.pass(cloud.as_ref(), Catalog::embedded(), now).await {
                 Ok(events) => {
                     for e in events {
@@ -273,7 +283,7 @@ async fn watch(
             for (cloud, n) in by_cloud {
                 metrics.set_stopped(cloud, n);
             }
-            metrics.pass_done(gpu_core::time::unix_now() as f64);
+            metrics.pass_done(clock.unix_now() as f64);
         }
         if max_passes.is_some_and(|m| pass >= m) || (args.exit_when_idle && leader && pending == 0)
         {
@@ -281,7 +291,7 @@ async fn watch(
         }
         // SIGTERM (a pod stopping) or Ctrl-C ends the loop between passes.
         tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
+            _ = clock.pace.sleep(interval) => {}
             _ = terminate.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
         }
@@ -293,6 +303,35 @@ async fn watch(
         eprintln!("{}", Summary::of(&all).table());
     }
     Ok(())
+}
+
+/// The watcher's time: its ticks, its start schedule and its events' times on one
+/// [`Pace`]. The test-only time scale applies only when every target's client runs at
+/// it (each cloud's endpoint overridden); otherwise the watcher runs in real time.
+struct WatchClock {
+    pace: Pace,
+    /// Unix time when the watcher started.
+    started: f64,
+}
+
+impl WatchClock {
+    /// The clock of a watcher whose clients run at `paces`.
+    fn of(paces: impl Iterator<Item = Pace>) -> Self {
+        let scales: Vec<TimeScale> = paces.map(|p| p.scale()).collect();
+        let scale = match scales.first() {
+            Some(&s) if scales.iter().all(|&x| x == s) => s,
+            _ => TimeScale::REAL,
+        };
+        WatchClock {
+            pace: Pace::at(scale),
+            started: gpu_core::time::unix_now() as f64,
+        }
+    }
+
+    /// Unix seconds as the watcher's schedule counts them (real time at scale 1).
+    fn unix_now(&self) -> i64 {
+        (self.started + self.pace.now().as_secs_f64()) as i64
+    }
 }
 
 #[cfg(test)]
@@ -313,5 +352,18 @@ mod tests {
         assert_eq!(aws.scope, None);
         assert!(place("azure").is_err());
         assert!(place("oci:x").is_err());
+    }
+
+    #[test]
+    fn the_watcher_runs_fast_only_when_every_target_does() {
+        let fast = TimeScale::parse("0.01").unwrap();
+        let all_fast = WatchClock::of([Pace::at(fast), Pace::at(fast)].into_iter());
+        assert_eq!(all_fast.pace.scale(), fast);
+        let one_real = WatchClock::of([Pace::at(fast), Pace::real()].into_iter());
+        assert!(one_real.pace.scale().is_real());
+        assert!(WatchClock::of(std::iter::empty()).pace.scale().is_real());
+        let real = WatchClock::of([Pace::real()].into_iter());
+        let wall = gpu_core::time::unix_now() as i64;
+        assert!((real.unix_now() - wall).abs() <= 1);
     }
 }

@@ -10,6 +10,7 @@ use gpu_core::audit::audited::{AuditedCommitments, AuditedInstances, AuditedNode
 use gpu_core::audit::{Audit, AuditContext, AuditSink};
 use gpu_core::cancel::Cancel;
 use gpu_core::offer::Cloud;
+use gpu_core::pace::TimeScale;
 use gpu_core::record::{EventLine, EventLog};
 use gpu_core::registry::sessions::{CloudSettings, Sessions};
 use gpu_core::seam::{
@@ -21,13 +22,84 @@ use crate::config::ProviderConfig;
 
 /// The sessions of the provider block `config`: `aws` (profile, `endpoints`,
 /// `max_retries`), `azure` (subscription, tenant, endpoint), `gcp` (project, endpoint,
-/// access token).
+/// access token), each with the test-only time scale of the environment
+/// ([`requested_time_scale`]), which a session applies only where its endpoint is
+/// overridden.
 pub fn sessions_of(config: &ProviderConfig) -> Sessions {
-    Sessions::new(CloudSettings {
+    Sessions::new(cloud_settings(config, requested_time_scale()))
+}
+
+/// Every cloud's settings of provider block `config`, with `time_scale` asked.
+fn cloud_settings(config: &ProviderConfig, time_scale: TimeScale) -> CloudSettings {
+    let mut s = CloudSettings {
         aws: config.aws.clone().unwrap_or_default().settings(),
         azure: config.azure.clone().unwrap_or_default().settings(),
         gcp: config.gcp.clone().unwrap_or_default().settings(),
-    })
+    };
+    s.aws.time_scale = time_scale;
+    s.azure.time_scale = time_scale;
+    s.gcp.time_scale = time_scale;
+    s
+}
+
+/// The time scale `GPU_TF_TIME_SCALE` asks for; real time when it is unset or not a
+/// scale (which [`time_scale_warnings`] reports).
+pub fn requested_time_scale() -> TimeScale {
+    TimeScale::from_env().unwrap_or(TimeScale::REAL)
+}
+
+/// What the provider says of `GPU_TF_TIME_SCALE` at `ConfigureProvider`: a warning when
+/// it is not a scale, and one naming each cloud whose block the provider configuration
+/// has while its endpoint is the cloud's own (the scale is ignored there: those waits run
+/// in real time). A cloud without a block is only logged (`tracing` warning): the
+/// provider cannot know whether it will be called.
+pub fn time_scale_warnings(config: &ProviderConfig) -> Diagnostics {
+    time_scale_warnings_for(config, TimeScale::from_env())
+}
+
+fn time_scale_warnings_for(
+    config: &ProviderConfig,
+    asked: Result<TimeScale, gpu_core::pace::BadTimeScale>,
+) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    let scale = match asked {
+        Ok(s) if s.is_real() => return d,
+        Ok(s) => s,
+        Err(e) => {
+            d.push(Diagnostic::warning("Time scale ignored", e.to_string()));
+            return d;
+        }
+    };
+    let s = cloud_settings(config, scale);
+    let clouds = [
+        (
+            "aws",
+            config.aws.is_some(),
+            s.aws.pace(&["EKS", "EC2"]).scale(),
+        ),
+        ("azure", config.azure.is_some(), s.azure.pace().scale()),
+        ("gcp", config.gcp.is_some(), s.gcp.pace().scale()),
+    ];
+    let var = gpu_core::pace::TIME_SCALE_VAR;
+    for (cloud, configured, at) in clouds {
+        if !at.is_real() {
+            continue;
+        }
+        if configured {
+            d.push(
+                Diagnostic::warning(
+                    "Time scale ignored",
+                    format!(
+                        "{var}={scale} shrinks waits only against an overridden endpoint (an emulator or a fake); the `{cloud}` block calls the cloud's own endpoints, so its waits run in real time."
+                    ),
+                )
+                .at(AttributePath::attr(cloud)),
+            );
+        } else {
+            tracing::warn!("{var}={scale} is ignored for {cloud}: its endpoint is the cloud's own");
+        }
+    }
+    d
 }
 
 /// The clouds as one operation sees them: the process's sessions and the operation's
@@ -214,5 +286,53 @@ impl ConnectCommitments for Clouds {
                 "commitments on {other} are not built yet"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::azure::AzureConfig;
+    use crate::config::gcp::GcpConfig;
+
+    fn fast() -> TimeScale {
+        TimeScale::parse("0.01").unwrap()
+    }
+
+    #[test]
+    fn no_warning_at_real_time_without_blocks_or_with_an_overridden_endpoint() {
+        let plain = ProviderConfig::default();
+        assert!(time_scale_warnings_for(&plain, Ok(TimeScale::REAL)).is_empty());
+        assert!(time_scale_warnings_for(&plain, Ok(fast())).is_empty());
+        let fake = ProviderConfig {
+            gcp: Some(GcpConfig {
+                endpoint: Some("http://127.0.0.1:8080".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(time_scale_warnings_for(&fake, Ok(fast())).is_empty());
+        let s = cloud_settings(&fake, fast());
+        assert_eq!(s.gcp.pace().scale(), fast());
+        assert!(s.azure.pace().scale().is_real());
+    }
+
+    #[test]
+    fn a_block_at_the_clouds_own_endpoint_or_a_bad_value_is_a_warning() {
+        let real_azure = ProviderConfig {
+            azure: Some(AzureConfig {
+                endpoint: Some("https://management.azure.com".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let d = time_scale_warnings_for(&real_azure, Ok(fast()));
+        let text = format!("{d:?}");
+        assert_eq!(d.0.len(), 1, "{text}");
+        assert!(text.contains("Time scale ignored"), "{text}");
+        assert!(text.contains("the `azure` block"), "{text}");
+        let bad = TimeScale::parse("fast").unwrap_err();
+        let d = time_scale_warnings_for(&ProviderConfig::default(), Err(bad));
+        assert!(format!("{d:?}").contains("at most 1"), "{d:?}");
     }
 }

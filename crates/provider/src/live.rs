@@ -93,6 +93,7 @@ pub fn config_for(
         }
     }
     cfg.regions = regions_of(query, base, &clouds_of(query));
+    cfg.time_scale = crate::clouds::requested_time_scale();
     cfg
 }
 

@@ -11,7 +11,7 @@
 //!   `aws_config` prints credential-process commands unredacted. Its `debug` events are
 //!   endpoints, attempts, retry decisions and which credential provider answered, which
 //!   is what one needs to debug a credential chain, so the SDK is capped at `debug`.
-//!   (`acceptance/tests/test_secrets.py` found the session token 44 times in the log of
+//!   (`acceptance/tests/protocol/test_secrets.py` found the session token 44 times in the log of
 //!   one apply/plan/refresh/destroy before this cap.)
 //! - The HTTP and TLS stacks (`hyper*`, `h2`, `tower`, `tonic`, `rustls`, `reqwest`,
 //!   `quinn`) log every frame of every plugin RPC and cloud call at `debug` and below:

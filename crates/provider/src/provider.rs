@@ -263,7 +263,10 @@ impl ProviderBlock for GpuProvider {
             return diags;
         }
         match tfplugin::value::from_value::<ProviderConfig>(&request.config) {
-            Ok(parsed) => self.set_config(parsed),
+            Ok(parsed) => {
+                diags.extend(crate::clouds::time_scale_warnings(&parsed));
+                self.set_config(parsed)
+            }
             Err(e) => diags.push(Diagnostic::error(
                 "Invalid provider configuration",
                 e.to_string(),

@@ -184,6 +184,10 @@ impl NodeGroups for AuditedNodeGroups {
     async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
         self.inner.pause(pause).await
     }
+
+    fn now(&self) -> Duration {
+        self.inner.now()
+    }
 }
 
 /// A VM client whose changes are audited.
@@ -229,6 +233,10 @@ impl AuditedInstances {
 impl Instances for AuditedInstances {
     fn cloud(&self) -> Cloud {
         self.inner.cloud()
+    }
+
+    fn pace(&self) -> crate::pace::Pace {
+        self.inner.pace()
     }
 
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {

@@ -332,10 +332,14 @@ impl NodeGroups for FakeNodeGroups {
         if !self.traits.serial_operations {
             return Ok(crate::seam::Turn::free());
         }
-        self.turns.take(cluster, &Cancel::new()).await
+        self.turns.take(cluster, &self.clock, &Cancel::new()).await
     }
 
     /// Advances the virtual clock.
+    fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
     async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
         self.clock.sleep(pause).await;
         Ok(())

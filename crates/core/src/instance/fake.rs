@@ -118,6 +118,10 @@ impl Instances for FakeInstances {
         self.cloud
     }
 
+    fn pace(&self) -> crate::pace::Pace {
+        crate::pace::Pace::real()
+    }
+
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {
         // An id in the cloud's own shape, as a real lookup returns.
         let id = match self.cloud {

@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::drift;
 use super::stable_hash::fnv1a;
@@ -196,7 +196,8 @@ struct Run<'a> {
     cluster: &'a ClusterRef,
     known: BTreeMap<String, NodeGroup>,
     touched: BTreeSet<String>,
-    started: Instant,
+    /// When the run started, on the adapter's clock.
+    started: Duration,
     journal: Journal,
     waits: TurnWaits,
 }
@@ -211,7 +212,7 @@ impl<'a> Run<'a> {
                 .map(|g| (g.spec.name.clone(), g.clone()))
                 .collect(),
             touched: live.iter().map(|g| g.spec.name.clone()).collect(),
-            started: Instant::now(),
+            started: api.now(),
             journal: Journal::new(),
             waits: TurnWaits::default(),
         }
@@ -220,7 +221,10 @@ impl<'a> Run<'a> {
     /// Time since the run started, less the time queued behind this process's other
     /// changes: what the timeouts bound.
     fn elapsed(&self) -> Duration {
-        self.started.elapsed().saturating_sub(self.waits.queued)
+        self.api
+            .now()
+            .saturating_sub(self.started)
+            .saturating_sub(self.waits.queued)
     }
 
     /// Takes the cluster's turn for a change (at once where the cloud runs operations in
@@ -249,7 +253,7 @@ impl<'a> Run<'a> {
         self.waits.refused += 1;
         self.waits.last_refusal = Some(answer.clone());
         let pause = BUSY_BACKOFF.delay(refused, None);
-        // On a virtual clock (the fake) pauses take no real time: count them too.
+        // Pauses count even on a clock they do not move.
         let spent = self.elapsed().max(self.waits.refused_for);
         if spent + pause > timeout {
             let what = format!(

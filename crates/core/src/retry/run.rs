@@ -4,6 +4,7 @@ use std::future::Future;
 
 use super::{RetryPolicy, Verdict};
 use crate::cancel::Cancel;
+use crate::pace::Pace;
 
 /// A call that did not succeed: its last error, how many attempts were made, and whether
 /// the retries stopped because the provider was asked to stop.
@@ -32,9 +33,11 @@ impl<E> Failure<E> {
 }
 
 /// Calls `call` until it succeeds, `verdict` says [`Verdict::Stop`], the policy's attempts
-/// are used up, or `cancel` is set during a wait. The call itself is never abandoned.
+/// are used up, or `cancel` is set during a wait; the pauses run on `pace`. The call
+/// itself is never abandoned.
 pub async fn run<T, E, F, Fut>(
     policy: &RetryPolicy,
+    pace: &Pace,
     cancel: &Cancel,
     mut call: F,
     verdict: impl Fn(&E) -> Verdict,
@@ -66,7 +69,7 @@ where
             }
         };
         let pause = policy.backoff.delay(attempts - 1, wish);
-        if cancel.run(tokio::time::sleep(pause)).await.is_err() {
+        if cancel.run(pace.sleep(pause)).await.is_err() {
             return Err(Failure {
                 error,
                 attempts,
@@ -100,9 +103,20 @@ mod tests {
         cancel: &Cancel,
         errs: &[&'static str],
     ) -> (Result<u32, Failure<&'static str>>, u32) {
+        scripted_at(policy, &Pace::real(), cancel, errs).await
+    }
+
+    /// [`scripted`] with its pauses on `pace`.
+    async fn scripted_at(
+        policy: RetryPolicy,
+        pace: &Pace,
+        cancel: &Cancel,
+        errs: &[&'static str],
+    ) -> (Result<u32, Failure<&'static str>>, u32) {
         let n = AtomicU32::new(0);
         let r = run(
             &policy,
+            pace,
             cancel,
             || {
                 let i = n.fetch_add(1, Ordering::SeqCst);
@@ -189,6 +203,27 @@ mod tests {
         let took = start.elapsed();
         // The server asked for 60 s; the cap is 150 ms, and it was waited in full.
         assert!(took >= Duration::from_millis(150), "{took:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_time_scale_shrinks_every_pause_the_server_wish_included() {
+        let p = RetryPolicy {
+            max_attempts: 3,
+            max_throttled_attempts: 3,
+            backoff: Backoff {
+                initial: Duration::from_secs(20),
+                max: Duration::from_secs(20),
+            },
+        };
+        let pace = Pace::at(crate::pace::TimeScale::parse("0.005").unwrap());
+        let start = Instant::now();
+        // Two pauses of 20 s of cloud time (the server's 60 s capped, then the backoff's
+        // 10 to 20 s with jitter): 100 to 200 ms at this scale, never 30 s.
+        let (r, calls) = scripted_at(p, &pace, &Cancel::new(), &["wait-long", "throttled"]).await;
+        assert_eq!((r, calls), (Ok(3), 3));
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(140), "{took:?}");
         assert!(took < Duration::from_secs(5), "{took:?}");
     }
 

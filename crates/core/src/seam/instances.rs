@@ -10,6 +10,7 @@ use async_trait::async_trait;
 
 use super::CloudError;
 use crate::offer::Cloud;
+use crate::pace::Pace;
 
 /// AWS tag key every VM we launch carries; its value is the VM's key ([`marker_key`]).
 pub const MARKER_TAG: &str = "gpu.tf/instance";
@@ -233,6 +234,10 @@ pub trait Instances: Send + Sync {
     /// The cloud.
     fn cloud(&self) -> Cloud;
 
+    /// This client's clock: what a wait for one of its VMs (`capacity_wait`) counts, the
+    /// test-only time scale applied ([`crate::pace`]).
+    fn pace(&self) -> Pace;
+
     /// The cloud's own validated NVIDIA driver + CUDA image for GPU VMs in `region`,
     /// looked up now (the newest of its family).
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError>;
@@ -281,6 +286,10 @@ pub type GpuMachine<'a> = dyn Fn(&str) -> bool + Send + Sync + 'a;
 impl<T: Instances + ?Sized> Instances for std::sync::Arc<T> {
     fn cloud(&self) -> Cloud {
         (**self).cloud()
+    }
+
+    fn pace(&self) -> Pace {
+        (**self).pace()
     }
 
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {

@@ -189,4 +189,8 @@ pub trait NodeGroups: Send + Sync {
     /// ([`CloudError::Busy`]) is sent again; [`CloudError::Cancelled`] when the provider
     /// is asked to stop meanwhile.
     async fn pause(&self, pause: Duration) -> Result<(), CloudError>;
+
+    /// This adapter's clock: time since its origin as its waits and timeouts count it
+    /// (the test-only time scale applied, [`crate::pace`]; virtual in the fake).
+    fn now(&self) -> Duration;
 }

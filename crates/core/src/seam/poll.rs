@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use super::{CloudError, CloudTraits, ClusterRef, NodeGroup, NodeGroupStatus, WaitTarget};
 use crate::cancel::Cancel;
+#[cfg(feature = "live")]
+use crate::pace::Pace;
 
 /// Delays between status polls: `initial`, doubling up to `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +45,9 @@ impl Backoff {
     }
 }
 
-/// Time as a wait sees it: [`TokioClock`] in the real adapters, [`VirtualClock`] in the
-/// fake (sleeps advance it at once, so tests of long waits take no time).
+/// Time as a wait sees it: [`Pace`](crate::pace::Pace) in the real adapters (real time,
+/// or the test-only time scale), [`VirtualClock`] in the fake (sleeps advance it at once,
+/// so tests of long waits take no time).
 pub trait Clock: Send + Sync {
     /// Time since the clock's own origin.
     fn now(&self) -> Duration;
@@ -52,33 +55,21 @@ pub trait Clock: Send + Sync {
     fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
 }
 
-/// The real clock: tokio's timer, measured from the clock's creation.
 #[cfg(feature = "live")]
-#[derive(Debug, Clone, Copy)]
-pub struct TokioClock(std::time::Instant);
-
-#[cfg(feature = "live")]
-impl Default for TokioClock {
-    fn default() -> Self {
-        TokioClock(std::time::Instant::now())
-    }
-}
-
-#[cfg(feature = "live")]
-impl Clock for TokioClock {
+impl Clock for Pace {
     fn now(&self) -> Duration {
-        self.0.elapsed()
+        Pace::now(self)
     }
     fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
-        tokio::time::sleep(d)
+        Pace::sleep(self, d)
     }
 }
 
-/// Sleeps `d` on tokio's timer unless `cancel` is set first: the pause of a live adapter
+/// Sleeps `d` on `pace` unless `cancel` is set first: the pause of a live adapter
 /// before a refused change is sent again ([`super::NodeGroups::pause`]).
 #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
-pub(crate) async fn pause(cancel: &Cancel, d: Duration) -> Result<(), CloudError> {
-    cancel.run(tokio::time::sleep(d)).await.map_err(|_| {
+pub(crate) async fn pause(pace: &Pace, cancel: &Cancel, d: Duration) -> Result<(), CloudError> {
+    cancel.run(pace.sleep(d)).await.map_err(|_| {
         CloudError::Cancelled(
             "Terraform asked the provider to stop while a change waited for the cluster".into(),
         )

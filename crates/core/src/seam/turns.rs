@@ -43,10 +43,10 @@ impl Turn {
 mod queues {
     use std::collections::HashMap;
     use std::sync::{Arc, LazyLock, Mutex};
-    use std::time::Instant;
 
     use super::Turn;
     use crate::cancel::Cancel;
+    use crate::seam::poll::Clock;
     use crate::seam::{CloudError, ClusterRef};
 
     /// One process's turns, one queue per cluster; clones share the queues.
@@ -63,11 +63,13 @@ mod queues {
             PROCESS.clone()
         }
 
-        /// Waits for the turn at `cluster` (queues are first come, first served); ends early
-        /// with [`CloudError::Cancelled`] when `cancel` is set, leaving the queue.
+        /// Waits for the turn at `cluster` (queues are first come, first served), the wait
+        /// measured on `clock`; ends early with [`CloudError::Cancelled`] when `cancel` is
+        /// set, leaving the queue.
         pub async fn take(
             &self,
             cluster: &ClusterRef,
+            clock: &impl Clock,
             cancel: &Cancel,
         ) -> Result<Turn, CloudError> {
             let queue = {
@@ -76,10 +78,10 @@ mod queues {
                 let key = format!("{}:{}", cluster.cloud(), cluster.id().to_ascii_lowercase());
                 all.entry(key).or_default().clone()
             };
-            let asked = Instant::now();
+            let asked = clock.now();
             match cancel.run(queue.lock_owned()).await {
                 Ok(guard) => Ok(Turn {
-                    waited: asked.elapsed(),
+                    waited: clock.now().saturating_sub(asked),
                     held: Some(Box::new(guard)),
                 }),
                 Err(_) => Err(CloudError::Cancelled(format!(
@@ -97,6 +99,7 @@ mod tests {
 
     use super::*;
     use crate::cancel::Cancel;
+    use crate::pace::Pace;
     use crate::seam::{CloudError, ClusterRef};
 
     fn gke(name: &str) -> ClusterRef {
@@ -112,14 +115,14 @@ mod tests {
     async fn one_cluster_one_turn_at_a_time_first_come_first_served() {
         let turns = ClusterTurns::default();
         let cancel = Cancel::new();
-        let first = turns.take(&gke("a"), &cancel).await.unwrap();
+        let first = turns.take(&gke("a"), &Pace::real(), &cancel).await.unwrap();
         assert!(first.is_held());
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut waiting = Vec::new();
         for i in 0..3 {
             let (turns, cancel, order) = (turns.clone(), cancel.clone(), order.clone());
             waiting.push(tokio::spawn(async move {
-                let t = turns.take(&gke("a"), &cancel).await.unwrap();
+                let t = turns.take(&gke("a"), &Pace::real(), &cancel).await.unwrap();
                 order.lock().unwrap().push(i);
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 drop(t);
@@ -132,7 +135,7 @@ mod tests {
             "nobody passes a held turn"
         );
         // Another cluster is not held up.
-        let other = turns.take(&gke("b"), &cancel).await.unwrap();
+        let other = turns.take(&gke("b"), &Pace::real(), &cancel).await.unwrap();
         assert!(other.waited < Duration::from_millis(50));
         drop(first);
         for w in waiting {
@@ -144,17 +147,24 @@ mod tests {
     #[tokio::test]
     async fn a_stop_ends_the_wait_for_a_turn() {
         let turns = ClusterTurns::default();
-        let held = turns.take(&gke("a"), &Cancel::new()).await.unwrap();
+        let held = turns
+            .take(&gke("a"), &Pace::real(), &Cancel::new())
+            .await
+            .unwrap();
         let cancel = Cancel::new();
         let (t2, c2) = (turns.clone(), cancel.clone());
-        let waiter = tokio::spawn(async move { t2.take(&gke("a"), &c2).await.map(|_| ()) });
+        let waiter =
+            tokio::spawn(async move { t2.take(&gke("a"), &Pace::real(), &c2).await.map(|_| ()) });
         tokio::time::sleep(Duration::from_millis(20)).await;
         cancel.cancel();
         let got = waiter.await.unwrap();
         assert!(matches!(got, Err(CloudError::Cancelled(_))), "{got:?}");
         drop(held);
         // The queue is free again: the cancelled waiter left it.
-        let again = turns.take(&gke("a"), &Cancel::new()).await.unwrap();
+        let again = turns
+            .take(&gke("a"), &Pace::real(), &Cancel::new())
+            .await
+            .unwrap();
         assert!(again.is_held());
     }
 }

@@ -133,6 +133,10 @@ async fn fetch_region(
         ))
         .max_results(1000);
     let policy = cfg.retry_policy();
+    // The scale only where EC2 is not AWS's own (an emulator named by the config).
+    let pace = crate::pace::Pace::at(cfg.time_scale.at(
+        crate::clouds::aws::endpoints::overridden_here("EC2", cfg.endpoints.aws_ec2.as_deref()),
+    ));
     // (zone, type) → (timestamp, price)
     let mut latest: HashMap<(String, String), (i64, f64)> = HashMap::new();
     let mut n = 0usize;
@@ -140,7 +144,7 @@ async fn fetch_region(
     let mut previous_token: Option<String> = None;
     loop {
         let call = request.clone().set_next_token(next_token.take());
-        let page = retry::run(&policy, &cfg.cancel, || call.clone().send(), verdict)
+        let page = retry::run(&policy, &pace, &cfg.cancel, || call.clone().send(), verdict)
             .await
             .map_err(|f| LiveError::Aws {
                 operation: OPERATION,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cancel::Cancel;
+use crate::pace::{Pace, TimeScale};
 use crate::retry::{Backoff, RetryPolicy};
 
 /// Environment variable holding the Google Cloud Billing Catalog API key.
@@ -91,6 +92,9 @@ pub struct LiveConfig {
     pub aws_profile: Option<String>,
     /// Set when Terraform asks the provider to stop: pauses between retries end at once.
     pub cancel: Cancel,
+    /// The test-only time scale asked for ([`crate::pace`]): it shrinks the retry pauses
+    /// of a source whose endpoint is overridden, never of a public one.
+    pub time_scale: TimeScale,
 }
 
 impl LiveConfig {
@@ -109,6 +113,7 @@ impl LiveConfig {
             aws_sdk_config: None,
             aws_profile: None,
             cancel: Cancel::new(),
+            time_scale: TimeScale::REAL,
         }
     }
 
@@ -161,8 +166,22 @@ impl fmt::Debug for LiveConfig {
             .field("aws_sdk_config", &self.aws_sdk_config.as_ref().map(|_| "…"))
             .field("aws_profile", &self.aws_profile)
             .field("cancelled", &self.cancel.is_cancelled())
+            .field("time_scale", &self.time_scale)
             .finish()
     }
+}
+
+/// The clock of the retry pauses of a call to `url` with `time_scale` asked: that scale
+/// where `url` is not one of the public price endpoints, real time where it is.
+pub fn pace_for(time_scale: TimeScale, url: &str) -> Pace {
+    let public = [
+        AZURE_DEFAULT_ENDPOINT,
+        GCP_DEFAULT_ENDPOINT,
+        AWS_PRICE_LIST_DEFAULT_ENDPOINT,
+    ]
+    .iter()
+    .any(|base| url.starts_with(base));
+    Pace::at(time_scale.at(!public))
 }
 
 /// `$XDG_CACHE_HOME/terraform-provider-gpu/prices`, else `~/.cache/…`, else a temp dir.

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use super::config::LiveConfig;
 use super::error::{LiveError, redact_url};
 use crate::cancel::Cancel;
+use crate::pace::TimeScale;
 use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
 
 /// A retrying GET client.
@@ -18,6 +19,7 @@ pub struct Http {
     policy: RetryPolicy,
     cancel: Cancel,
     timeout: std::time::Duration,
+    time_scale: TimeScale,
 }
 
 /// One failed attempt: its error (attempts not yet counted) and whether to repeat it.
@@ -47,6 +49,7 @@ impl Http {
             policy: cfg.retry_policy(),
             cancel: cfg.cancel.clone(),
             timeout: cfg.timeout,
+            time_scale: cfg.time_scale,
         })
     }
 
@@ -127,18 +130,21 @@ impl Http {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, Attempt>>,
     {
-        retry::run(&self.policy, &self.cancel, call, |a: &Attempt| a.verdict)
-            .await
-            .map_err(|f| {
-                if f.cancelled {
-                    return LiveError::Transport {
-                        url: redact_url(url),
-                        message: f.describe(&f.error.error),
-                        attempts: f.attempts,
-                    };
-                }
-                f.error.error.with_attempts(f.attempts)
-            })
+        let pace = super::config::pace_for(self.time_scale, url);
+        retry::run(&self.policy, &pace, &self.cancel, call, |a: &Attempt| {
+            a.verdict
+        })
+        .await
+        .map_err(|f| {
+            if f.cancelled {
+                return LiveError::Transport {
+                    url: redact_url(url),
+                    message: f.describe(&f.error.error),
+                    attempts: f.attempts,
+                };
+            }
+            f.error.error.with_attempts(f.attempts)
+        })
     }
 }
 

@@ -23,6 +23,7 @@ use aws_sdk_ec2::types::{
 use super::retrying::{send, send_with};
 use super::sdk::verdict_if_refused;
 use crate::cancel::Cancel;
+use crate::pace::Pace;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::CloudError;
 use crate::seam::commitment_kind::CommitmentKind;
@@ -42,6 +43,8 @@ pub(super) struct Ec2Tuning {
     pub attempt_timeout: Option<Duration>,
     /// Ends retry pauses early (Terraform's `StopProvider`).
     pub cancel: Cancel,
+    /// The clock of retry pauses and waits (the time scale where EC2 is overridden).
+    pub pace: Pace,
 }
 
 /// EC2 commitments in any region, one client per region.
@@ -94,6 +97,7 @@ impl Ec2Commitments {
         loop {
             let page = send(
                 &self.policy(),
+                &self.opts.pace,
                 &self.opts.cancel,
                 "DescribeCapacityReservations",
                 || {
@@ -195,6 +199,7 @@ impl CapacityBlocks for Ec2Commitments {
         loop {
             let page = send(
                 &self.policy(),
+                &self.opts.pace,
                 &self.opts.cancel,
                 "DescribeCapacityBlockOfferings",
                 || {
@@ -268,6 +273,7 @@ impl Commitments for Ec2Commitments {
                 ..
             } => send_with(
                 &self.policy(),
+                &self.opts.pace,
                 &self.opts.cancel,
                 "PurchaseCapacityBlock",
                 || {
@@ -299,6 +305,7 @@ impl Commitments for Ec2Commitments {
                 let token = fresh_token(tags.get(MARKER_TAG).map_or("gc", String::as_str));
                 send(
                     &self.policy(),
+                    &self.opts.pace,
                     &self.opts.cancel,
                     "CreateCapacityReservation",
                     || {
@@ -371,6 +378,7 @@ impl Commitments for Ec2Commitments {
         let client = self.client(region);
         send(
             &self.policy(),
+            &self.opts.pace,
             &self.opts.cancel,
             "CancelCapacityReservation",
             || {

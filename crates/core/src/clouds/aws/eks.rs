@@ -24,9 +24,10 @@ use super::convert::{map_or_none, node_group_from_sdk, scaling_to_sdk, taint_to_
 use super::retrying::send;
 use super::settings::AwsSettings;
 use crate::cancel::Cancel;
+use crate::pace::Pace;
 use crate::retry::{RetryPolicy, fresh_token};
 use crate::seam::delta::{ConfigDelta, tag_delta};
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, Backoff};
 use crate::seam::{
     CapacityType, CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups,
     WaitTarget,
@@ -40,6 +41,8 @@ pub struct Eks {
     ec2: Option<aws_sdk_ec2::Client>,
     backoff: Backoff,
     retry: RetryPolicy,
+    /// The clock of polls, retry pauses and busy pauses.
+    pace: Pace,
     cancel: Cancel,
     /// Each cluster's subnets, read once (DescribeCluster) by the first group that needs
     /// them: a cluster's subnets do not change during an operation.
@@ -81,6 +84,7 @@ impl Eks {
             )),
             backoff: settings.backoff.unwrap_or_default(),
             retry: settings.retry.unwrap_or_default(),
+            pace: settings.pace(&["EKS", "EC2"]),
             cancel: cancel.clone(),
             cluster_subnets: Arc::default(),
             templated: Arc::default(),
@@ -94,6 +98,7 @@ impl Eks {
             ec2: None,
             backoff,
             retry,
+            pace: Pace::real(),
             cancel: Cancel::new(),
             cluster_subnets: Arc::default(),
             templated: Arc::default(),
@@ -143,9 +148,13 @@ impl Eks {
         };
         let ec2 = self.ec2()?;
         let describe = ec2.describe_launch_templates().launch_template_names(name);
-        match send(&self.retry, &self.cancel, "DescribeLaunchTemplates", || {
-            describe.clone().send()
-        })
+        match send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "DescribeLaunchTemplates",
+            || describe.clone().send(),
+        )
         .await
         {
             Ok(out) => {
@@ -191,9 +200,13 @@ impl Eks {
             .tag_specifications(tags)
             // The same token makes a retried create the same template.
             .client_token(token);
-        let out = send(&self.retry, &self.cancel, "CreateLaunchTemplate", || {
-            create.clone().send()
-        })
+        let out = send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "CreateLaunchTemplate",
+            || create.clone().send(),
+        )
         .await?;
         out.launch_template()
             .and_then(|t| t.launch_template_id())
@@ -224,9 +237,13 @@ impl Eks {
         };
         let name = launch_template_name(cluster, group);
         let call = ec2.delete_launch_template().launch_template_name(&name);
-        match send(&self.retry, &self.cancel, "DeleteLaunchTemplate", || {
-            call.clone().send()
-        })
+        match send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "DeleteLaunchTemplate",
+            || call.clone().send(),
+        )
         .await
         {
             Ok(_) | Err(CloudError::NotFound(_)) => Ok(()),
@@ -247,9 +264,13 @@ impl Eks {
             return Ok(s);
         }
         let call = self.client.describe_cluster().name(cluster);
-        let out = send(&self.retry, &self.cancel, "DescribeCluster", || {
-            call.clone().send()
-        })
+        let out = send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "DescribeCluster",
+            || call.clone().send(),
+        )
         .await?;
         let c = out
             .cluster()
@@ -302,9 +323,13 @@ impl Eks {
                     .build(),
             );
         }
-        send(&self.retry, &self.cancel, "UpdateNodegroupConfig", || {
-            call.clone().send()
-        })
+        send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "UpdateNodegroupConfig",
+            || call.clone().send(),
+        )
         .await
         .map_err(in_use_is_busy)?;
         Ok(())
@@ -324,7 +349,7 @@ impl Eks {
                 .tag_resource()
                 .resource_arn(arn)
                 .set_tags(Some(tags));
-            send(&self.retry, &self.cancel, "TagResource", || {
+            send(&self.retry, &self.pace, &self.cancel, "TagResource", || {
                 call.clone().send()
             })
             .await?;
@@ -335,9 +360,13 @@ impl Eks {
                 .untag_resource()
                 .resource_arn(arn)
                 .set_tag_keys(Some(remove.to_vec()));
-            send(&self.retry, &self.cancel, "UntagResource", || {
-                call.clone().send()
-            })
+            send(
+                &self.retry,
+                &self.pace,
+                &self.cancel,
+                "UntagResource",
+                || call.clone().send(),
+            )
             .await?;
         }
         Ok(())
@@ -371,7 +400,11 @@ impl NodeGroups for Eks {
     /// taken ([`NodeGroups::take_turn`]'s default); a node group mid-update answers
     /// `ResourceInUseException`, which its update and delete read as busy.
     async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
-        poll::pause(&self.cancel, pause).await
+        poll::pause(&self.pace, &self.cancel, pause).await
+    }
+
+    fn now(&self) -> Duration {
+        self.pace.now()
     }
 
     fn traits(&self) -> &'static CloudTraits {
@@ -448,9 +481,13 @@ impl NodeGroups for Eks {
             // Without one the SDK generates a fresh token per call, so only a caller's
             // token makes a retried create idempotent.
             .client_request_token(token);
-        let out = send(&self.retry, &self.cancel, "CreateNodegroup", || {
-            call.clone().send()
-        })
+        let out = send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "CreateNodegroup",
+            || call.clone().send(),
+        )
         .await?;
         let g = out
             .nodegroup()
@@ -468,9 +505,13 @@ impl NodeGroups for Eks {
             .describe_nodegroup()
             .cluster_name(eks_name(cluster)?)
             .nodegroup_name(name);
-        match send(&self.retry, &self.cancel, "DescribeNodegroup", || {
-            call.clone().send()
-        })
+        match send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "DescribeNodegroup",
+            || call.clone().send(),
+        )
         .await
         {
             Ok(out) => out
@@ -526,12 +567,18 @@ impl NodeGroups for Eks {
         let mut up = 0u32;
         let mut next: Option<String> = None;
         loop {
-            let page = send(&self.retry, &self.cancel, "DescribeInstances", || {
-                ec2.describe_instances()
-                    .set_filters(Some(filters.clone()))
-                    .set_next_token(next.clone())
-                    .send()
-            })
+            let page = send(
+                &self.retry,
+                &self.pace,
+                &self.cancel,
+                "DescribeInstances",
+                || {
+                    ec2.describe_instances()
+                        .set_filters(Some(filters.clone()))
+                        .set_next_token(next.clone())
+                        .send()
+                },
+            )
             .await?;
             let found: usize = page
                 .reservations()
@@ -557,9 +604,13 @@ impl NodeGroups for Eks {
                 .list_nodegroups()
                 .cluster_name(name)
                 .set_next_token(next.clone());
-            let out = send(&self.retry, &self.cancel, "ListNodegroups", || {
-                call.clone().send()
-            })
+            let out = send(
+                &self.retry,
+                &self.pace,
+                &self.cancel,
+                "ListNodegroups",
+                || call.clone().send(),
+            )
             .await?;
             names.extend(out.nodegroups().iter().cloned());
             next = out.next_token().map(str::to_string);
@@ -575,9 +626,13 @@ impl NodeGroups for Eks {
             .delete_nodegroup()
             .cluster_name(eks_name(cluster)?)
             .nodegroup_name(name);
-        send(&self.retry, &self.cancel, "DeleteNodegroup", || {
-            call.clone().send()
-        })
+        send(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            "DeleteNodegroup",
+            || call.clone().send(),
+        )
         .await
         .map_err(in_use_is_busy)?;
         Ok(())
@@ -591,7 +646,7 @@ impl NodeGroups for Eks {
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
         let result = poll::group(
-            &TokioClock::default(),
+            &self.pace,
             self.backoff,
             timeout,
             &self.cancel,

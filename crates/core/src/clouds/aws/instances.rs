@@ -33,7 +33,7 @@ use crate::seam::instances::{
     GpuMachine, ImageRef, InstanceClass, Instances, LaunchSpec, LiveInstance, MARKER_TAG,
     PowerState, ReclaimPolicy,
 };
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, Backoff};
 
 /// The AMI name pattern of the default image: AWS's Deep Learning Base AMI with the
 /// open-source NVIDIA driver and CUDA on Ubuntu 22.04, the newest one wins.
@@ -140,6 +140,7 @@ impl Ec2Instances {
         loop {
             let page = send(
                 &self.policy(),
+                &self.opts.pace,
                 &self.opts.cancel,
                 "DescribeInstances",
                 || {
@@ -185,6 +186,7 @@ impl Ec2Instances {
         };
         let answer = send(
             &self.policy(),
+            &self.opts.pace,
             &self.opts.cancel,
             "DescribeSpotInstanceRequests",
             || {
@@ -219,12 +221,18 @@ impl Ec2Instances {
         if ids.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let answer = send(&self.policy(), &self.opts.cancel, "DescribeVolumes", || {
-            self.client
-                .describe_volumes()
-                .set_volume_ids(Some(ids.clone()))
-                .send()
-        })
+        let answer = send(
+            &self.policy(),
+            &self.opts.pace,
+            &self.opts.cancel,
+            "DescribeVolumes",
+            || {
+                self.client
+                    .describe_volumes()
+                    .set_volume_ids(Some(ids.clone()))
+                    .send()
+            },
+        )
         .await;
         match answer {
             Ok(a) => Ok(a
@@ -308,9 +316,13 @@ impl Ec2Instances {
 
     /// The root device name of `image` (`/dev/sda1` when EC2 does not say).
     async fn root_device(&self, image: &str) -> Result<String, CloudError> {
-        let answer = send(&self.policy(), &self.opts.cancel, "DescribeImages", || {
-            self.client.describe_images().image_ids(image).send()
-        })
+        let answer = send(
+            &self.policy(),
+            &self.opts.pace,
+            &self.opts.cancel,
+            "DescribeImages",
+            || self.client.describe_images().image_ids(image).send(),
+        )
         .await?;
         let found = answer
             .images()
@@ -383,30 +395,36 @@ impl Ec2Instances {
         // One token for every repeat of this launch: EC2 answers a repeat with the
         // instance the first attempt started.
         let token = fresh_token(&spec.name);
-        let answer = send(&self.policy(), &self.opts.cancel, "RunInstances", || {
-            self.client
-                .run_instances()
-                .client_token(&token)
-                .image_id(&spec.image)
-                .instance_type(InstanceType::from(spec.machine_type.as_str()))
-                .min_count(1)
-                .max_count(1)
-                .set_placement(
-                    spec.zone
-                        .as_ref()
-                        .map(|z| Placement::builder().availability_zone(z).build()),
-                )
-                .set_subnet_id(subnet_id.clone())
-                .set_security_group_ids(
-                    (!security_group_ids.is_empty()).then(|| security_group_ids.clone()),
-                )
-                .set_key_name(key_name.clone())
-                .set_user_data(user_data.clone())
-                .block_device_mappings(disk.clone())
-                .set_tag_specifications(Some(tag_specs.clone()))
-                .set_instance_market_options(market.clone())
-                .send()
-        })
+        let answer = send(
+            &self.policy(),
+            &self.opts.pace,
+            &self.opts.cancel,
+            "RunInstances",
+            || {
+                self.client
+                    .run_instances()
+                    .client_token(&token)
+                    .image_id(&spec.image)
+                    .instance_type(InstanceType::from(spec.machine_type.as_str()))
+                    .min_count(1)
+                    .max_count(1)
+                    .set_placement(
+                        spec.zone
+                            .as_ref()
+                            .map(|z| Placement::builder().availability_zone(z).build()),
+                    )
+                    .set_subnet_id(subnet_id.clone())
+                    .set_security_group_ids(
+                        (!security_group_ids.is_empty()).then(|| security_group_ids.clone()),
+                    )
+                    .set_key_name(key_name.clone())
+                    .set_user_data(user_data.clone())
+                    .block_device_mappings(disk.clone())
+                    .set_tag_specifications(Some(tag_specs.clone()))
+                    .set_instance_market_options(market.clone())
+                    .send()
+            },
+        )
         .await?;
         answer
             .instances()
@@ -419,7 +437,7 @@ impl Ec2Instances {
     /// Waits until `id` runs; a VM EC2 terminated on the way is an error with its reason.
     async fn wait_running(&self, id: &str) -> Result<LiveInstance, CloudError> {
         poll::until(
-            &TokioClock::default(),
+            &self.opts.pace,
             self.backoff,
             LAUNCH_TIMEOUT,
             &self.opts.cancel,
@@ -475,28 +493,40 @@ impl Ec2Instances {
         remove: &[String],
     ) -> Result<(), CloudError> {
         if !set.is_empty() {
-            send(&self.policy(), &self.opts.cancel, "CreateTags", || {
-                self.client
-                    .create_tags()
-                    .set_resources(Some(ids.to_vec()))
-                    .set_tags(Some(tag_list(set)))
-                    .send()
-            })
+            send(
+                &self.policy(),
+                &self.opts.pace,
+                &self.opts.cancel,
+                "CreateTags",
+                || {
+                    self.client
+                        .create_tags()
+                        .set_resources(Some(ids.to_vec()))
+                        .set_tags(Some(tag_list(set)))
+                        .send()
+                },
+            )
             .await?;
         }
         if !remove.is_empty() {
-            send(&self.policy(), &self.opts.cancel, "DeleteTags", || {
-                self.client
-                    .delete_tags()
-                    .set_resources(Some(ids.to_vec()))
-                    .set_tags(Some(
-                        remove
-                            .iter()
-                            .map(|k| Tag::builder().key(k).build())
-                            .collect(),
-                    ))
-                    .send()
-            })
+            send(
+                &self.policy(),
+                &self.opts.pace,
+                &self.opts.cancel,
+                "DeleteTags",
+                || {
+                    self.client
+                        .delete_tags()
+                        .set_resources(Some(ids.to_vec()))
+                        .set_tags(Some(
+                            remove
+                                .iter()
+                                .map(|k| Tag::builder().key(k).build())
+                                .collect(),
+                        ))
+                        .send()
+                },
+            )
             .await?;
         }
         Ok(())
@@ -509,6 +539,10 @@ impl Instances for Ec2Instances {
         Cloud::Aws
     }
 
+    fn pace(&self) -> crate::pace::Pace {
+        self.opts.pace
+    }
+
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {
         if region != self.region {
             return Err(CloudError::Invalid(format!(
@@ -516,15 +550,21 @@ impl Instances for Ec2Instances {
                 self.region
             )));
         }
-        let answer = send(&self.policy(), &self.opts.cancel, "DescribeImages", || {
-            self.client
-                .describe_images()
-                .owners(DLAMI_OWNER)
-                .filters(filter("name", &[DLAMI_NAME]))
-                .filters(filter("state", &["available"]))
-                .filters(filter("architecture", &["x86_64"]))
-                .send()
-        })
+        let answer = send(
+            &self.policy(),
+            &self.opts.pace,
+            &self.opts.cancel,
+            "DescribeImages",
+            || {
+                self.client
+                    .describe_images()
+                    .owners(DLAMI_OWNER)
+                    .filters(filter("name", &[DLAMI_NAME]))
+                    .filters(filter("state", &["available"]))
+                    .filters(filter("architecture", &["x86_64"]))
+                    .send()
+            },
+        )
         .await?;
         let newest = answer
             .images()
@@ -623,9 +663,13 @@ impl Instances for Ec2Instances {
     }
 
     async fn start(&self, id: &str) -> Result<(), CloudError> {
-        send(&self.policy(), &self.opts.cancel, "StartInstances", || {
-            self.client.start_instances().instance_ids(id).send()
-        })
+        send(
+            &self.policy(),
+            &self.opts.pace,
+            &self.opts.cancel,
+            "StartInstances",
+            || self.client.start_instances().instance_ids(id).send(),
+        )
         .await
         .map(|_| ())
     }
@@ -669,6 +713,7 @@ impl Instances for Ec2Instances {
             // First the request: a persistent one would launch a new instance otherwise.
             match send(
                 &self.policy(),
+                &self.opts.pace,
                 &self.opts.cancel,
                 "CancelSpotInstanceRequests",
                 || {
@@ -686,6 +731,7 @@ impl Instances for Ec2Instances {
         }
         match send(
             &self.policy(),
+            &self.opts.pace,
             &self.opts.cancel,
             "TerminateInstances",
             || self.client.terminate_instances().instance_ids(id).send(),

@@ -7,6 +7,7 @@
 //! [`crate::seam::Commitments`]).
 
 pub mod codes;
+pub mod endpoints;
 pub mod instance_rules;
 pub mod rules;
 #[cfg(feature = "live")]

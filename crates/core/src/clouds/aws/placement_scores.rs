@@ -46,18 +46,24 @@ impl Ec2PlacementScores {
         let mut out = Vec::new();
         let mut next: Option<String> = None;
         loop {
-            let page = send(&policy, &self.opts.cancel, "GetSpotPlacementScores", || {
-                self.client
-                    .get_spot_placement_scores()
-                    .set_instance_types(Some(ask.instance_types.clone()))
-                    .target_capacity(1)
-                    .target_capacity_unit_type(TargetCapacityUnitType::Units)
-                    .single_availability_zone(true)
-                    .region_names(ask.region.clone())
-                    .max_results(10)
-                    .set_next_token(next.clone())
-                    .send()
-            })
+            let page = send(
+                &policy,
+                &self.opts.pace,
+                &self.opts.cancel,
+                "GetSpotPlacementScores",
+                || {
+                    self.client
+                        .get_spot_placement_scores()
+                        .set_instance_types(Some(ask.instance_types.clone()))
+                        .target_capacity(1)
+                        .target_capacity_unit_type(TargetCapacityUnitType::Units)
+                        .single_availability_zone(true)
+                        .region_names(ask.region.clone())
+                        .max_results(10)
+                        .set_next_token(next.clone())
+                        .send()
+                },
+            )
             .await?;
             for s in page.spot_placement_scores() {
                 let (Some(region), Some(zone), Some(raw)) =

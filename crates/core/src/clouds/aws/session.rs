@@ -106,6 +106,7 @@ impl AwsSession {
             retry: self.settings.retry,
             attempt_timeout: self.settings.attempt_timeout,
             cancel: cancel.clone(),
+            pace: self.settings.pace(&["EC2"]),
         }
     }
 }

@@ -10,14 +10,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::Value;
 
 use super::arm::{Arm, Operation};
 use super::convert;
-use crate::seam::poll::{self, TokioClock};
+use crate::seam::poll;
 use crate::seam::turns::ClusterTurns;
 use crate::seam::{
     CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroupStatus,
@@ -102,12 +102,16 @@ impl NodeGroups for Aks {
     /// queue behind each other ([`ClusterTurns::process`]).
     async fn take_turn(&self, cluster: &ClusterRef) -> Result<Turn, CloudError> {
         ClusterTurns::process()
-            .take(cluster, &self.arm.cancel)
+            .take(cluster, &self.arm.pace, &self.arm.cancel)
             .await
     }
 
     async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
-        poll::pause(&self.arm.cancel, pause).await
+        poll::pause(&self.arm.pace, &self.arm.cancel, pause).await
+    }
+
+    fn now(&self) -> Duration {
+        self.arm.pace.now()
     }
 
     fn traits(&self) -> &'static CloudTraits {
@@ -291,13 +295,13 @@ impl NodeGroups for Aks {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        let start = Instant::now();
+        let start = self.arm.pace.now();
         let path = Self::pool_path(cluster, Some(name))?;
         self.finish_operation(&path, timeout).await?;
         poll::group(
-            &TokioClock::default(),
+            &self.arm.pace,
             self.arm.backoff,
-            timeout.saturating_sub(start.elapsed()),
+            timeout.saturating_sub(self.arm.pace.since(start)),
             &self.arm.cancel,
             &super::rules::AKS,
             cluster,

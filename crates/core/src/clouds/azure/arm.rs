@@ -13,9 +13,10 @@ use serde_json::Value;
 use super::auth::AzureCredentials;
 use super::errors;
 use crate::cancel::Cancel;
+use crate::pace::Pace;
 use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
 use crate::seam::CloudError;
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, Backoff};
 
 /// A retrying, authenticated client of one Resource Manager endpoint.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub(crate) struct Arm {
     /// Poll schedule of waits.
     pub backoff: Backoff,
     retry: RetryPolicy,
+    /// The clock of polls, retry pauses and busy pauses.
+    pub pace: Pace,
     /// The stop signal of the operation in flight.
     pub cancel: Cancel,
 }
@@ -81,6 +84,7 @@ impl Arm {
         credentials: Arc<AzureCredentials>,
         backoff: Backoff,
         retry: RetryPolicy,
+        pace: Pace,
         cancel: Cancel,
     ) -> Self {
         Arm {
@@ -89,6 +93,7 @@ impl Arm {
             credentials,
             backoff,
             retry,
+            pace,
             cancel,
         }
     }
@@ -171,7 +176,15 @@ impl Arm {
                 },
             })
         };
-        match retry::run(&self.retry, &self.cancel, attempt, |a: &Attempt| a.verdict).await {
+        match retry::run(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            attempt,
+            |a: &Attempt| a.verdict,
+        )
+        .await
+        {
             Ok(a) => Ok(a),
             Err(f) if f.cancelled => Err(CloudError::Cancelled(format!(
                 "Terraform asked the provider to stop while {what} was being retried (last error: {})",
@@ -198,7 +211,7 @@ impl Arm {
             Backoff { initial: d, max: d }
         });
         poll::until(
-            &TokioClock::default(),
+            &self.pace,
             backoff,
             timeout,
             &self.cancel,

@@ -214,7 +214,7 @@ impl AzureCommitments {
     async fn settle_order(&self, path: &str) -> Result<Value, CloudError> {
         let what = format!("reservation order {path}");
         crate::seam::poll::until(
-            &crate::seam::poll::TokioClock::default(),
+            &self.arm.pace,
             self.arm.backoff,
             self.operation_timeout,
             &self.arm.cancel,

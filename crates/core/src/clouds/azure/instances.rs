@@ -646,6 +646,10 @@ impl Instances for AzureVms {
         Cloud::Azure
     }
 
+    fn pace(&self) -> crate::pace::Pace {
+        self.arm.pace
+    }
+
     async fn default_image(&self, region: &str) -> Result<ImageRef, CloudError> {
         let path = format!(
             "/subscriptions/{}/providers/Microsoft.Compute/locations/{}/publishers/{HPC_IMAGE_PUBLISHER}/artifacttypes/vmimage/offers/{HPC_IMAGE_OFFER}/skus/{HPC_IMAGE_SKU}/versions",

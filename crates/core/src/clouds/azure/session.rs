@@ -16,6 +16,7 @@ use super::commitments::AzureCommitments;
 use super::instances::AzureVms;
 use super::placement_scores::AzurePlacementScores;
 use crate::cancel::Cancel;
+use crate::pace::{Pace, TimeScale, is_cloud_host};
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
 use crate::seam::poll::Backoff;
@@ -42,7 +43,29 @@ pub struct AzureSettings {
     pub attempt_timeout: Option<Duration>,
     /// Longest wait for one VM operation, purchase or capacity reservation (default 20 min).
     pub operation_timeout: Option<Duration>,
+    /// The test-only time scale asked for ([`crate::pace`]): used only when `endpoint`
+    /// is set to somewhere other than Azure's own hosts.
+    pub time_scale: TimeScale,
 }
+
+impl AzureSettings {
+    /// The clock of every Resource Manager client: the time scale when the endpoint is
+    /// overridden, real time otherwise.
+    pub fn pace(&self) -> Pace {
+        let overridden = self
+            .endpoint
+            .as_deref()
+            .is_some_and(|e| !is_cloud_host(e, AZURE_HOSTS));
+        Pace::at(self.time_scale.at(overridden))
+    }
+}
+
+/// Azure's own Resource Manager hosts: an endpoint there is Azure, whoever named it.
+pub const AZURE_HOSTS: &[&str] = &[
+    "management.azure.com",
+    "management.usgovcloudapi.net",
+    "management.chinacloudapi.cn",
+];
 
 /// Where the session reads credential variables from (the environment's names).
 type Vars = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -134,6 +157,7 @@ impl AzureSession {
             credentials,
             self.settings.backoff.unwrap_or_default(),
             self.settings.retry.unwrap_or_default(),
+            self.settings.pace(),
             cancel.clone(),
         ))
     }
@@ -227,5 +251,26 @@ mod tests {
             session.vms("nope", &cancel),
             Err(CloudError::Invalid(m)) if m.contains("GUID")
         ));
+    }
+
+    #[test]
+    fn the_time_scale_reaches_a_client_only_at_an_overridden_endpoint() {
+        use crate::seam::Instances;
+        let fast = TimeScale::parse("0.01").unwrap();
+        let sub = "abcdef01-2345-6789-abcd-ef0123456789";
+        let vms_at = |endpoint: Option<&str>| {
+            let session = AzureSession::with_vars(
+                AzureSettings {
+                    endpoint: endpoint.map(str::to_string),
+                    time_scale: fast,
+                    ..Default::default()
+                },
+                |_| None,
+            );
+            session.vms(sub, &Cancel::new()).unwrap().pace().scale()
+        };
+        assert!(vms_at(None).is_real(), "Azure's own endpoint by default");
+        assert!(vms_at(Some("https://management.azure.com")).is_real());
+        assert_eq!(vms_at(Some("https://127.0.0.1:8443")), fast);
     }
 }

@@ -24,7 +24,7 @@ use crate::seam::commitment_kind::CommitmentKind;
 use crate::seam::commitments::{
     CommitmentStatus, CommitmentUse, Commitments, LiveCommitment, Order,
 };
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, Backoff};
 use crate::time::parse_rfc3339;
 
 /// Compute Engine commitments of one project.
@@ -343,7 +343,7 @@ impl ComputeCommitments {
         );
         let mut first = Some(op);
         poll::until(
-            &TokioClock::default(),
+            self.rest.pace(),
             self.backoff,
             self.operation_timeout,
             &self.cancel,

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -21,7 +21,7 @@ use super::convert::{self, NodePool, NodeTaint};
 use super::operations::{self, Operation, Pending};
 use super::rest::Rest;
 use crate::cancel::Cancel;
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, Backoff};
 use crate::seam::turns::ClusterTurns;
 use crate::seam::{
     CloudError, CloudTraits, ClusterRef, GroupSpec, NodeClass, NodeGroup, NodeGroups, Turn,
@@ -259,11 +259,17 @@ impl NodeGroups for Gke {
     /// GKE runs one operation per cluster: this process's changes to a cluster queue
     /// behind each other ([`ClusterTurns::process`]).
     async fn take_turn(&self, cluster: &ClusterRef) -> Result<Turn, CloudError> {
-        ClusterTurns::process().take(cluster, &self.cancel).await
+        ClusterTurns::process()
+            .take(cluster, self.rest.pace(), &self.cancel)
+            .await
     }
 
     async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
-        poll::pause(&self.cancel, pause).await
+        poll::pause(self.rest.pace(), &self.cancel, pause).await
+    }
+
+    fn now(&self) -> Duration {
+        self.rest.pace().now()
     }
 
     fn traits(&self) -> &'static CloudTraits {
@@ -515,12 +521,13 @@ impl NodeGroups for Gke {
         target: WaitTarget,
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
-        let start = Instant::now();
+        let pace = self.rest.pace();
+        let start = pace.now();
         self.settle(cluster, name, timeout).await?;
         poll::group(
-            &TokioClock::default(),
+            pace,
             self.backoff,
-            timeout.saturating_sub(start.elapsed()),
+            timeout.saturating_sub(pace.since(start)),
             &self.cancel,
             &super::rules::GKE,
             cluster,

@@ -391,6 +391,10 @@ impl Instances for ComputeInstances {
         Cloud::Gcp
     }
 
+    fn pace(&self) -> crate::pace::Pace {
+        *self.inner.rest.pace()
+    }
+
     async fn default_image(&self, _region: &str) -> Result<ImageRef, CloudError> {
         let path = format!("projects/{DLVM_PROJECT}/global/images/family/{DLVM_FAMILY}");
         let image: Image = self.inner.rest.get("images.getFromFamily", &path).await?;

@@ -10,7 +10,7 @@ use super::errors;
 use super::rest::Rest;
 use crate::cancel::Cancel;
 use crate::seam::CloudError;
-use crate::seam::poll::{self, Backoff, TokioClock};
+use crate::seam::poll::{self, Backoff};
 
 /// A GKE `Operation` (the fields used).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -81,17 +81,10 @@ pub(crate) async fn wait(
 ) -> Result<(), CloudError> {
     let path = format!("{}/operations/{}", op.parent, op.name);
     let what = format!("{} (operation {})", op.what, op.name);
-    poll::until(
-        &TokioClock::default(),
-        backoff,
-        timeout,
-        cancel,
-        &what,
-        || async {
-            let o: Operation = rest.get("operations.get", &path).await?;
-            Ok(o.settled(&op.what)?.then_some(()))
-        },
-    )
+    poll::until(rest.pace(), backoff, timeout, cancel, &what, || async {
+        let o: Operation = rest.get("operations.get", &path).await?;
+        Ok(o.settled(&op.what)?.then_some(()))
+    })
     .await
 }
 

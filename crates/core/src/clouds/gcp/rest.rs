@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use super::auth::TokenSource;
 use super::errors;
 use crate::cancel::Cancel;
+use crate::pace::Pace;
 use crate::retry::{self, RetryPolicy, Verdict, retry_after, retryable_status};
 use crate::seam::CloudError;
 
@@ -51,6 +52,7 @@ pub(crate) struct Rest {
     endpoint: String,
     tokens: TokenSource,
     retry: RetryPolicy,
+    pace: Pace,
     cancel: Cancel,
 }
 
@@ -81,6 +83,7 @@ impl Rest {
         tokens: TokenSource,
         client: reqwest::Client,
         retry: RetryPolicy,
+        pace: Pace,
         cancel: Cancel,
     ) -> Self {
         Rest {
@@ -89,8 +92,14 @@ impl Rest {
             endpoint: endpoint.trim_end_matches('/').to_string(),
             tokens,
             retry,
+            pace,
             cancel,
         }
+    }
+
+    /// The clock of this client's retry pauses and of the waits built on it.
+    pub(crate) fn pace(&self) -> &Pace {
+        &self.pace
     }
 
     /// `GET {endpoint}/{prefix}/{path}`.
@@ -167,7 +176,15 @@ impl Rest {
                 Err(Attempt { error, verdict })
             }
         };
-        match retry::run(&self.retry, &self.cancel, attempt, |a: &Attempt| a.verdict).await {
+        match retry::run(
+            &self.retry,
+            &self.pace,
+            &self.cancel,
+            attempt,
+            |a: &Attempt| a.verdict,
+        )
+        .await
+        {
             Ok(v) => Ok(v),
             Err(f) => {
                 let err = f

@@ -12,6 +12,7 @@ use super::gke::Gke;
 use super::instances::ComputeInstances;
 use super::rest;
 use crate::cancel::Cancel;
+use crate::pace::{Pace, TimeScale, is_cloud_host};
 use crate::retry::RetryPolicy;
 use crate::seam::CloudError;
 use crate::seam::poll::Backoff;
@@ -35,6 +36,24 @@ pub struct GcpSettings {
     pub attempt_timeout: Option<Duration>,
     /// Longest wait for one operation (default 30 min for GKE, 20 min for Compute Engine).
     pub operation_timeout: Option<Duration>,
+    /// The test-only time scale asked for ([`crate::pace`]): used only when `endpoint`
+    /// is set to somewhere other than Google's own hosts.
+    pub time_scale: TimeScale,
+}
+
+/// Google's own API hosts: an endpoint there is Google Cloud, whoever named it.
+pub const GOOGLE_HOSTS: &[&str] = &["googleapis.com"];
+
+impl GcpSettings {
+    /// The clock of every Google client: the time scale when the endpoint is overridden,
+    /// real time otherwise.
+    pub fn pace(&self) -> Pace {
+        let overridden = self
+            .endpoint
+            .as_deref()
+            .is_some_and(|e| !is_cloud_host(e, GOOGLE_HOSTS));
+        Pace::at(self.time_scale.at(overridden))
+    }
 }
 
 /// Google's token information endpoint (the audit log's actor for user credentials).
@@ -108,6 +127,7 @@ impl GcpSession {
             tokens,
             http,
             self.settings.retry.unwrap_or_default(),
+            self.settings.pace(),
             cancel.clone(),
         ))
     }
@@ -206,5 +226,34 @@ mod tests {
         assert!(!format!("{session:?}").contains("SECRET"));
         let bad = session.compute_commitments("Not A Project", &cancel);
         assert!(matches!(bad, Err(CloudError::Invalid(_))), "{bad:?}");
+    }
+
+    #[test]
+    fn the_time_scale_reaches_a_client_only_at_an_overridden_endpoint() {
+        use crate::seam::{Instances, NodeGroups};
+        let fast = TimeScale::parse("0.01").unwrap();
+        let session_at = |endpoint: Option<&str>| {
+            GcpSession::new(GcpSettings {
+                endpoint: endpoint.map(str::to_string),
+                access_token: Some(AccessToken::new("ya29.test")),
+                time_scale: fast,
+                ..Default::default()
+            })
+        };
+        let cancel = Cancel::new();
+        let vm_scale = |s: &GcpSession| s.compute_instances("p", &cancel).unwrap().pace().scale();
+        assert!(
+            vm_scale(&session_at(None)).is_real(),
+            "Google's own by default"
+        );
+        assert!(vm_scale(&session_at(Some("https://compute.googleapis.com"))).is_real());
+        let fake = session_at(Some("http://127.0.0.1:8080"));
+        assert_eq!(vm_scale(&fake), fast);
+        // The GKE client's clock runs at the same scale: a 30 s poll of cloud time is
+        // 0.3 s of real time.
+        let gke = fake.gke(&cancel).unwrap();
+        let before = gke.now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(gke.now() - before >= std::time::Duration::from_secs(2));
     }
 }

@@ -432,8 +432,8 @@ fn a_delete_answered_in_use_for_an_active_group_is_an_error_naming_it() {
     assert_eq!(err.existing, ["train-od"]);
 }
 
-/// The fake, but each create takes `pause` (a real sleep) and each wait records the
-/// timeout it was given.
+/// The fake, but each create, delete and wait takes `pause` on the fake's clock first,
+/// and each wait records the timeout it was given.
 struct Slow {
     inner: FakeNodeGroups,
     pause: Duration,
@@ -451,7 +451,7 @@ impl NodeGroups for Slow {
         spec: &GroupSpec,
         token: &str,
     ) -> Result<NodeGroup, CloudError> {
-        std::thread::sleep(self.pause);
+        self.inner.pause(self.pause).await?;
         self.inner.create_group(cluster, spec, token).await
     }
     async fn get_group(
@@ -473,7 +473,7 @@ impl NodeGroups for Slow {
         self.inner.list_groups(cluster).await
     }
     async fn delete_group(&self, cluster: &ClusterRef, name: &str) -> Result<(), CloudError> {
-        std::thread::sleep(self.pause);
+        self.inner.pause(self.pause).await?;
         self.inner.delete_group(cluster, name).await
     }
     async fn wait_until(
@@ -484,11 +484,14 @@ impl NodeGroups for Slow {
         timeout: Duration,
     ) -> Result<Option<NodeGroup>, CloudError> {
         self.waits.lock().unwrap().push((name.to_string(), timeout));
-        std::thread::sleep(self.pause);
+        self.inner.pause(self.pause).await?;
         self.inner.wait_until(cluster, name, target, timeout).await
     }
     async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
         self.inner.pause(pause).await
+    }
+    fn now(&self) -> Duration {
+        self.inner.now()
     }
 }
 
@@ -878,6 +881,9 @@ mod parallel {
         async fn pause(&self, pause: Duration) -> Result<(), CloudError> {
             tokio::task::yield_now().await;
             self.0.pause(pause).await
+        }
+        fn now(&self) -> Duration {
+            self.0.now()
         }
     }
 

@@ -354,9 +354,9 @@ pub(super) async fn launch(
     record.request(&mut warnings);
     let launched = match how.wait {
         None => cloud.launch(&launch).await,
-        Some(wait) => match tokio::time::timeout(wait, cloud.launch(&launch)).await {
-            Ok(r) => r,
-            Err(_) => {
+        Some(wait) => match cloud.pace().timeout(wait, cloud.launch(&launch)).await {
+            Some(r) => r,
+            None => {
                 let detail = format!(
                     "the VM was not running within capacity_wait ({} s)",
                     wait.as_secs()
