@@ -181,6 +181,7 @@ async fn watch(
     interval: Duration,
 ) -> Result<(), String> {
     let elector = args.lease.elector()?;
+    let elected = elector.is_some();
     let metrics = Arc::new(Metrics::new());
     metrics.set_leader(elector.is_none());
     let (hold, election) = match elector {
@@ -238,7 +239,7 @@ async fn watch(
         ),
         None => Box::new(std::io::stdout()),
     };
-    let clock = WatchClock::of(watched.iter().map(|(c, _, _)| c.pace()));
+    let clock = WatchClock::of(watched.iter().map(|(c, _, _)| c.pace()), elected);
     let mut all: Vec<Event> = Vec::new();
     let max_passes = if args.once { Some(1) } else { args.passes };
     let mut pass = 0u32;
@@ -307,7 +308,9 @@ async fn watch(
 
 /// The watcher's time: its ticks, its start schedule and its events' times on one
 /// [`Pace`]. The test-only time scale applies only when every target's client runs at
-/// it (each cloud's endpoint overridden); otherwise the watcher runs in real time.
+/// it (each cloud's endpoint overridden) and no Lease elects the leader (a Lease's
+/// duration is real time on the Kubernetes API server, shared with the other replicas);
+/// otherwise the watcher runs in real time.
 struct WatchClock {
     pace: Pace,
     /// Unix time when the watcher started.
@@ -315,11 +318,12 @@ struct WatchClock {
 }
 
 impl WatchClock {
-    /// The clock of a watcher whose clients run at `paces`.
-    fn of(paces: impl Iterator<Item = Pace>) -> Self {
+    /// The clock of a watcher whose clients run at `paces`, `elected` through a Lease or
+    /// not.
+    fn of(paces: impl Iterator<Item = Pace>, elected: bool) -> Self {
         let scales: Vec<TimeScale> = paces.map(|p| p.scale()).collect();
         let scale = match scales.first() {
-            Some(&s) if scales.iter().all(|&x| x == s) => s,
+            Some(&s) if !elected && scales.iter().all(|&x| x == s) => s,
             _ => TimeScale::REAL,
         };
         WatchClock {
@@ -357,12 +361,19 @@ mod tests {
     #[test]
     fn the_watcher_runs_fast_only_when_every_target_does() {
         let fast = TimeScale::parse("0.01").unwrap();
-        let all_fast = WatchClock::of([Pace::at(fast), Pace::at(fast)].into_iter());
+        let all_fast = WatchClock::of([Pace::at(fast), Pace::at(fast)].into_iter(), false);
         assert_eq!(all_fast.pace.scale(), fast);
-        let one_real = WatchClock::of([Pace::at(fast), Pace::real()].into_iter());
+        let one_real = WatchClock::of([Pace::at(fast), Pace::real()].into_iter(), false);
         assert!(one_real.pace.scale().is_real());
-        assert!(WatchClock::of(std::iter::empty()).pace.scale().is_real());
-        let real = WatchClock::of([Pace::real()].into_iter());
+        assert!(
+            WatchClock::of(std::iter::empty(), false)
+                .pace
+                .scale()
+                .is_real()
+        );
+        let leased = WatchClock::of([Pace::at(fast)].into_iter(), true);
+        assert!(leased.pace.scale().is_real(), "a Lease's time is real");
+        let real = WatchClock::of([Pace::real()].into_iter(), false);
         let wall = gpu_core::time::unix_now() as i64;
         assert!((real.unix_now() - wall).abs() <= 1);
     }

@@ -16,7 +16,8 @@ pub struct CreateAttempt {
     pub outcome: Outcome,
     /// The capacity refusal, when the cloud gave one.
     pub refusal: Option<Refusal>,
-    /// How long the create ran until it succeeded or was refused.
+    /// How long the create ran until it succeeded or was refused, on the cloud's clock
+    /// ([`NodeGroups::now`]).
     pub seconds: f64,
 }
 
@@ -42,9 +43,9 @@ pub async fn create_new(
     timeouts: &Timeouts,
     token_seed: &str,
 ) -> CreateAttempt {
-    let started = std::time::Instant::now();
+    let started = api.now();
     let created = reconcile::apply(api, cluster, desired, &[], timeouts, token_seed).await;
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = api.now().saturating_sub(started).as_secs_f64();
     let Some(error) = created.error.clone() else {
         return CreateAttempt {
             outcome: created,

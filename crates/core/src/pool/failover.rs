@@ -9,7 +9,7 @@
 //! prepare each place only when its turn comes (`gpu_node_pool` connects to a place's
 //! cloud and reads what is there first).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::attempt;
 use super::reconcile::{self, Outcome, ReconcileError, Timeouts};
@@ -67,7 +67,8 @@ pub struct Attempt {
     pub outcome: AttemptOutcome,
     /// The cloud's words (empty when ready).
     pub detail: String,
-    /// From the first request there to its answer (or to the groups up).
+    /// From the first request there to its answer (or to the groups up), on the cloud's
+    /// clock (what `capacity_wait` counts).
     pub seconds: f64,
 }
 
@@ -127,7 +128,8 @@ pub async fn try_place(
         create: capacity_wait.min(timeouts.create),
         ..*timeouts
     };
-    let started = Instant::now();
+    // On the cloud's clock, as `capacity_wait` counts.
+    let started = c.api.now();
     let tried = attempt::create_new(c.api, &c.cluster, &c.groups, &waiting, token_seed).await;
     let attempt = |outcome: AttemptOutcome, detail: String| Attempt {
         cloud: c.cloud,
@@ -135,7 +137,7 @@ pub async fn try_place(
         cluster: c.cluster.id(),
         outcome,
         detail,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: c.api.now().saturating_sub(started).as_secs_f64(),
     };
     if let Some(refusal) = tried.refusal {
         let a = attempt(

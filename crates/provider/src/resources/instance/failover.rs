@@ -334,8 +334,10 @@ pub async fn apply_walk(
             after: previous.take(),
             leaving: current.as_ref().map(VmPlace::label),
         };
-        let tried = Instant::now();
-        let seconds = || tried.elapsed().as_secs_f64();
+        // On the cloud's clock, as `capacity_wait` counts.
+        let pace = cloud.pace();
+        let tried = pace.now();
+        let seconds = || pace.since(tried).as_secs_f64();
         let zone_label = place.zone.clone().unwrap_or_else(|| "any".into());
         match launch(&view, settings, catalog, cloud.as_ref(), rolling_from, &how).await {
             Launched::Ready(mut r) => {

@@ -268,7 +268,7 @@ async fn adopt(
     timeouts: &reconcile::Timeouts,
     seed: &str,
 ) -> failover::Tried {
-    let started = Instant::now();
+    let started = c.api.now();
     let outcome = reconcile::apply(c.api, &c.cluster, &c.groups, mine, timeouts, seed).await;
     match outcome.error {
         None => failover::Tried {
@@ -278,7 +278,7 @@ async fn adopt(
                 cluster: c.cluster.id(),
                 outcome: AttemptOutcome::Ready,
                 detail: String::new(),
-                seconds: started.elapsed().as_secs_f64(),
+                seconds: c.api.now().saturating_sub(started).as_secs_f64(),
             }),
             end: PlaceEnd::Placed(outcome),
             refusal: None,
