@@ -14,7 +14,7 @@ CARGO ?= cargo
 PY := $(VENV)/bin/python
 TERRAFORM := $(VENV)/bin/terraform
 
-.PHONY: help build venv demo test unit acceptance bench docs catalog fuzz fuzz-install fuzz-short reliability fmt lint clean release install
+.PHONY: help build venv demo test unit unit-tests acceptance bench docs catalog fuzz fuzz-install fuzz-short reliability fmt lint clean release install
 
 help:
 	@echo "make demo    build the provider and run a real 'terraform plan' of examples/quickstart"
@@ -32,10 +32,12 @@ help:
 	@echo "make fmt | lint | clean"
 
 # The provider, and tfplugin's example provider (the tfplugin acceptance test and the
-# start-up baseline of `make bench`).
+# start-up baseline of `make bench`), in one invocation over the workspace: every
+# dependency is built with the features the whole workspace asks for, as the unit tests
+# build it, so after `make unit` this only links the binaries (building `-p` one package
+# at a time gave shared dependencies other features and rebuilt ~60 crates).
 build:
-	$(CARGO) build -p terraform-provider-gpu
-	$(CARGO) build -p tfplugin --example terraform-provider-hello
+	$(CARGO) build --workspace --bins --examples
 
 venv:
 	@acceptance/setup.sh
@@ -64,10 +66,11 @@ demo: build venv
 	echo; echo "== terraform plan"; echo; \
 	$(TERRAFORM) -chdir="$$tmp/quickstart" plan -input=false -compact-warnings $$([ -t 1 ] || echo -no-color)
 
-unit: venv
-	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p gpu-core --no-default-features --all-targets -- -D warnings
+# fmt, clippy (the workspace; gpu-core without its cloud features; tfplugin without its
+# server, as the fuzz targets build it), then the unit tests.
+unit: lint unit-tests
+
+unit-tests: venv
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 	  echo "$(CARGO) nextest run --workspace"; $(CARGO) nextest run --workspace --no-tests=warn; \
 	else \
@@ -82,7 +85,12 @@ acceptance: build venv
 	$(PY) -m pytest acceptance -n $(ACCEPTANCE_JOBS) --dist loadfile $(PYTEST_ARGS)
 	@echo; $(PY) acceptance/reliability_report.py --present
 
-test: unit acceptance
+# The lints and the venv's downloads at once (one waits on the CPU, the other on the
+# network), then the unit tests, then the acceptance suite.
+test:
+	@$(MAKE) --no-print-directory -j2 lint venv
+	@$(MAKE) --no-print-directory unit-tests
+	@$(MAKE) --no-print-directory acceptance
 
 # Start-up/plan figures, then offer-query figures against gpuhunt (installed here only).
 # BENCH_RELEASE=1 also builds the release provider, which bench_offers.py then times.
@@ -137,10 +145,11 @@ fuzz-short: fuzz-install
 # tests (FAULT_RUNS seeded fault runs; `make test` runs 2), the short fuzz run, then every
 # row printed; fails when a row misses its goal or is missing. Runs everything first.
 FAULT_RUNS ?= 5
-RELIABILITY_TESTS := $(addprefix acceptance/tests/,test_bad_input.py test_faults.py \
-  test_node_pool_aks.py test_node_pool_gke.py test_many_pools_aks.py test_many_pools_gke.py \
-  test_interrupt.py test_secrets.py \
-  test_plugin_mtls.py)
+RELIABILITY_TESTS := $(addprefix acceptance/tests/,protocol/test_bad_input.py \
+  node_pool/test_faults.py node_pool/test_node_pool_aks_gke.py \
+  node_pool/test_many_pools_aks_gke.py \
+  node_pool/test_interrupt.py protocol/test_secrets.py \
+  protocol/test_plugin_mtls.py)
 reliability: build venv
 	@rm -rf acceptance/.reliability; rc=0; \
 	FAULT_RUNS=$(FAULT_RUNS) $(PY) -m pytest $(RELIABILITY_TESTS) -n $(ACCEPTANCE_JOBS) --dist loadfile $(PYTEST_ARGS) || rc=1; \
@@ -164,6 +173,8 @@ fmt:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p gpu-core --no-default-features --all-targets -- -D warnings
+	$(CARGO) clippy -p tfplugin --no-default-features --all-targets -- -D warnings
 
 clean:
 	$(CARGO) clean

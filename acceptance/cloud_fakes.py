@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fakes import tls_context
-from fakes.arm_aks import ArmAks
-from fakes.gke import Gke
-from fakes.tokens import AzureAD, GoogleOAuth, TokenRegistry
+from fakes.azure.aks import ArmAks
+from fakes.azure.tokens import AzureAD
+from fakes.google.gke import Gke
+from fakes.google.tokens import GoogleOAuth
+from fakes.tokens import TokenRegistry
 
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 CLIENT = "9a1b2c3d-0000-4000-8000-00000000c0de"
@@ -99,21 +101,27 @@ class GcpFakes:
                 f'    project  = "{PROJECT}"\n  }}\n')
 
 
-def start_azure(directory: Path, client_secret: str = CLIENT_SECRET) -> AzureFakes:
+def start_azure(directory: Path, client_secret: str = CLIENT_SECRET,
+                time_scale=None) -> AzureFakes:
+    """Entra ID and ARM with AKS over HTTPS; `time_scale` as the fakes take it (default
+    `GPU_TF_TIME_SCALE`; 1 keeps real time)."""
     context, ca = tls_context(directory)
     tokens = TokenRegistry()
-    aad = AzureAD(tokens, TENANT, CLIENT, client_secret).start(ssl_context=context)
-    arm = ArmAks(tokens).start(ssl_context=context)
+    aad = AzureAD(tokens, TENANT, CLIENT, client_secret, time_scale=time_scale).start(
+        ssl_context=context)
+    arm = ArmAks(tokens, time_scale=time_scale).start(ssl_context=context)
     return AzureFakes(aad, arm, ca, client_secret)
 
 
-def start_gcp(directory: Path) -> GcpFakes:
+def start_gcp(directory: Path, time_scale=None) -> GcpFakes:
+    """Google OAuth and GKE; `time_scale` as the fakes take it (default
+    `GPU_TF_TIME_SCALE`; 1 keeps real time)."""
     directory.mkdir(parents=True, exist_ok=True)
     tokens = TokenRegistry()
-    oauth = GoogleOAuth(tokens).start()
+    oauth = GoogleOAuth(tokens, time_scale=time_scale).start()
     account = oauth.create_service_account(PROJECT)
     key = oauth.write_key_file(account, directory / "key.json")
-    gke = Gke(tokens).start()
+    gke = Gke(tokens, time_scale=time_scale).start()
     return GcpFakes(oauth, gke, key)
 
 

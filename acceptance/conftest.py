@@ -44,6 +44,23 @@ CRASH_MARKERS = [
     "Failed to load plugin schemas",
 ]
 
+# The suite's time scale (`GPU_TF_TIME_SCALE`, a number in (0, 1]): every wait of the
+# provider against an overridden endpoint (crates/core/src/pace.rs) and every span of
+# cloud time the fakes wait out (fakes/README.md, "Time scale") shrink by this factor, so
+# a 5 s status poll takes 50 ms and a 10 s operation of a fake 0.1 s. Set before any fake
+# starts, and inherited by every Terraform (and so provider) process. `GPU_TF_TIME_SCALE=1
+# make acceptance` runs the whole suite in real time. The tests that exist to prove real
+# time (Ctrl-C within one poll interval, a `capacity_wait` timeout) run at 1 whatever the
+# suite's scale (`at_real_time`).
+SUITE_TIME_SCALE = "0.01"
+os.environ.setdefault("GPU_TF_TIME_SCALE", SUITE_TIME_SCALE)
+
+
+def at_real_time(env: dict[str, str]) -> dict[str, str]:
+    """`env` with `GPU_TF_TIME_SCALE=1`: the provider waits in real time."""
+    return {**env, "GPU_TF_TIME_SCALE": "1"}
+
+
 # Subcommands that accept -no-color (all of these do under both 1.0.3 and 1.15).
 _NO_COLOR = {
     "init", "validate", "plan", "apply", "destroy", "refresh", "show", "output",
@@ -236,12 +253,36 @@ class Workdir:
         return self.run("providers", "schema", "-json").json()
 
     def outputs(self) -> dict:
-        return {k: v["value"] for k, v in self.run("output", "-json").json().items()}
+        """The root module's outputs by name, read from the state file Terraform wrote
+        (see `state_file`)."""
+        state = self.state_file()
+        if state is None:
+            return {k: v["value"] for k, v in self.run("output", "-json").json().items()}
+        return {k: v["value"] for k, v in (state.get("outputs") or {}).items()}
+
+    def state_file(self) -> dict | None:
+        """`terraform.tfstate` of this directory as JSON (the local backend's state, format
+        version 4), or None when there is none. The first read in each test file is also
+        read through `terraform show -json`, and the two must agree
+        (`check_state_against_terraform`): one Terraform run per file proves that
+        Terraform reads the state the provider wrote as this parser does."""
+        path = self.path / "terraform.tfstate"
+        if not path.exists():
+            return None
+        state = json.loads(path.read_text())
+        assert state.get("version") == 4, f"state format {state.get('version')} in {path}"
+        check_state_against_terraform(self, state)
+        return state
 
     def state_resources(self) -> list[dict]:
-        """All resources (mode managed and data) of the root module in the state."""
-        values = self.show_json().get("values") or {}
-        return (values.get("root_module") or {}).get("resources", [])
+        """All resources (mode managed and data) of the root module in the state, shaped as
+        `terraform show -json` lists them (`address`, `mode`, `type`, `name`, `index`,
+        `values`), read from the state file without starting Terraform."""
+        state = self.state_file()
+        if state is None:
+            values = self.show_json().get("values") or {}
+            return (values.get("root_module") or {}).get("resources", [])
+        return resources_of_state(state)
 
     def resource(self, address: str) -> dict:
         for r in self.state_resources():
@@ -258,6 +299,57 @@ class Workdir:
         res = self.run("plan", "-detailed-exitcode", rc=None)
         assert res.returncode in (0, 2), str(res)
         return res.returncode == 0
+
+
+def resources_of_state(state: dict) -> list[dict]:
+    """The root module's resources of a version-4 state file, as `terraform show -json`
+    lists them under `values.root_module.resources`: one entry per instance, its address
+    with the instance key (`gpu_node_pool.p[0]`, `data.x.y["k"]`), its attributes as
+    `values`."""
+    out = []
+    for r in state.get("resources", []):
+        if r.get("module"):
+            continue
+        prefix = "data." if r["mode"] == "data" else ""
+        for inst in r.get("instances", []):
+            entry = {"address": f"{prefix}{r['type']}.{r['name']}", "mode": r["mode"],
+                     "type": r["type"], "name": r["name"]}
+            if "index_key" in inst:
+                entry["index"] = inst["index_key"]
+                entry["address"] += f"[{json.dumps(inst['index_key'])}]"
+            entry["provider_name"] = r.get("provider", "")
+            entry["schema_version"] = inst.get("schema_version", 0)
+            entry["values"] = inst.get("attributes") or {}
+            for key in ("identity_schema_version", "identity"):
+                if key in inst:
+                    entry[key] = inst[key]
+            out.append(entry)
+    return out
+
+
+# Test files whose state reads were checked against `terraform show -json` (per process).
+_STATE_CHECKED: set[str] = set()
+
+
+def check_state_against_terraform(wd: "Workdir", state: dict) -> None:
+    """Once per test file: `terraform show -json` of `wd` must list the same root-module
+    resources, with the same values, and the same outputs, as `resources_of_state` parsed
+    from the file. Later reads in that file skip Terraform."""
+    test_file = os.environ.get("PYTEST_CURRENT_TEST", "").split("::", 1)[0]
+    if not test_file or test_file in _STATE_CHECKED:
+        return
+    _STATE_CHECKED.add(test_file)
+    shown = wd.show_json().get("values") or {}
+    by_terraform = {r["address"]: r["values"]
+                    for r in (shown.get("root_module") or {}).get("resources", [])}
+    parsed = {r["address"]: r["values"] for r in resources_of_state(state)}
+    assert parsed == by_terraform, (
+        "the state file, parsed, differs from `terraform show -json`:\n"
+        f"parsed:    {json.dumps(parsed, sort_keys=True)[:4000]}\n"
+        f"terraform: {json.dumps(by_terraform, sort_keys=True)[:4000]}")
+    outputs = {k: v["value"] for k, v in (state.get("outputs") or {}).items()}
+    shown_outputs = {k: v["value"] for k, v in (shown.get("outputs") or {}).items()}
+    assert outputs == shown_outputs, (outputs, shown_outputs)
 
 
 def terraform_bin(version_id: str) -> Path:

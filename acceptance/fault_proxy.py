@@ -22,7 +22,9 @@ picks some (`kinds=throttle+reset`), `ops=` limits them to some operations.
 Two more tools for interruption tests: `hold(op, after=N)` keeps the (N+1)-th call of `op`
 waiting until `release()` (so a test can kill the provider mid-apply), and
 `settle_after(seconds)` makes DescribeNodegroup report a created group as CREATING for
-that long (moto makes groups ACTIVE at once, so there is never a wait to interrupt).
+that long (moto makes groups ACTIVE at once, so there is never a wait to interrupt). Those
+seconds are cloud time: the proxy waits them out at its time scale (`time_scale=`, default
+the environment's `GPU_TF_TIME_SCALE`, see fakes/README.md), as the provider scales its polls.
 
 Operations are named as in the AWS API references: EKS is REST-JSON (method and path,
 e.g. `POST /clusters/{name}/node-groups` is CreateNodegroup), EC2/IAM/STS are the query
@@ -45,6 +47,8 @@ from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from fakes import time_scale as _time_scale
 
 # (method, path pattern) -> EKS operation name, from the EKS API reference.
 _EKS_ROUTES = [
@@ -137,9 +141,11 @@ class RandomFaults:
 
 
 class FaultProxy:
-    """The proxy; `start()` serves on a free port, `stop()` ends it."""
+    """The proxy; `start()` serves on a free port, `stop()` ends it. `time_scale` (default:
+    `GPU_TF_TIME_SCALE`, else 1) multiplies the seconds of `settle_after`."""
 
-    def __init__(self, upstream: str, faults: RandomFaults | None = None):
+    def __init__(self, upstream: str, faults: RandomFaults | None = None, time_scale=None):
+        self.time_scale = _time_scale(time_scale)
         u = urlsplit(upstream)
         self.upstream = (u.hostname or "127.0.0.1", u.port or 80)
         self.counts: Counter[str] = Counter()
@@ -204,7 +210,8 @@ class FaultProxy:
         self._release.set()
 
     def settle_after(self, seconds: float) -> None:
-        """Node groups created through the proxy read as CREATING for `seconds`."""
+        """Node groups created through the proxy read as CREATING for `seconds` of cloud
+        time (`seconds * time_scale` real seconds)."""
         self._settle_seconds = seconds
 
     def _random_kind(self, op: str) -> str | None:
@@ -276,7 +283,8 @@ class FaultProxy:
             return data
         if op == "DescribeNodegroup":
             born = self._created_at.get(url)
-            if born is None or time.monotonic() - born >= self._settle_seconds:
+            if born is None or \
+                    time.monotonic() - born >= self._settle_seconds * self.time_scale:
                 return data
             doc = json.loads(data)
             if doc.get("nodegroup", {}).get("status") == "ACTIVE":

@@ -1,9 +1,9 @@
-"""Many `gpu_node_pool` on one cluster (issue 26), shared by `tests/test_many_pools_aks.py`
-and `tests/test_many_pools_gke.py`: the configuration of `POOLS` pools, the scenario
-(apply, a label change on all, destroy with lost delete answers; each must succeed in one
-Terraform run at the default parallelism, against fakes that refuse a second operation per
-cluster and throttle 30 % of the requests), its figures and reliability row, and two
-workspaces applied at once on one cluster.
+"""Many `gpu_node_pool` on one cluster (issue 26), used by
+`tests/node_pool/test_many_pools_aks_gke.py` on AKS and on GKE: the configuration of
+`POOLS` pools, the scenario (apply, a label change on all, destroy with lost delete
+answers; each must succeed in one Terraform run at the default parallelism, against fakes
+that refuse a second operation per cluster and throttle 30 % of the requests), its
+figures and reliability row, and two workspaces applied at once on one cluster.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Driving the provider binary the way Terraform's go-plugin client does, in pure Python:
 the environment, the handshake line, a client certificate shaped like Terraform's, mTLS,
-and small gRPC calls over HTTP/2 (h2). Used by tests/test_plugin_*.py and bench.py."""
+and small gRPC calls over HTTP/2 (h2). Used by tests/protocol/test_plugin_*.py and bench.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Small fake cloud APIs for the acceptance suite: Azure Resource Manager with AKS agent
-pools (`arm_aks.py`), the GKE Container API v1 (`gke.py`), the two token endpoints their
-credentials come from (`tokens.py`), and EC2 Capacity Blocks and Capacity Reservations in
-front of moto (`ec2_commitments.py`). See README.md in this directory for what each serves
-and which public reference every behaviour comes from.
+pools (`azure/aks.py`), the GKE Container API v1 (`google/gke.py`), the two token endpoints
+their credentials come from (`azure/tokens.py`, `google/tokens.py`, with the registry of
+what they issued in `tokens.py`), and EC2 Capacity Blocks and Capacity Reservations in
+front of moto (`aws/ec2_commitments.py`). See README.md in this directory for what each
+serves and which public reference every behaviour comes from.
 
 This module holds what the fakes share:
 
@@ -16,6 +17,10 @@ This module holds what the fakes share:
 - `tls_context(directory)`: a self-signed certificate for 127.0.0.1/localhost, for clients
   that refuse bearer tokens over plain HTTP (azure_core's `BearerTokenAuthorizationPolicy`
   does).
+- `time_scale()`/`scaled()`: the test-only time scale `GPU_TF_TIME_SCALE` (a number in
+  (0, 1], default 1 = real time) that every fake applies to what it does after real
+  seconds (README.md, "Time scale"); `FakeServer(time_scale=...)` overrides it per fake.
+- `retry_after_header()`, `route()`: small pieces every cloud's fakes use.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from __future__ import annotations
 import datetime as _dt
 import ipaddress
 import json
+import math
+import os
 import random
 import re
 import ssl
@@ -34,6 +41,73 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
+
+
+TIME_SCALE_VAR = "GPU_TF_TIME_SCALE"
+
+
+def time_scale(value=None) -> float:
+    """The time scale: `value` when given, else the environment's `GPU_TF_TIME_SCALE`
+    (unset or empty: 1, real time). A number greater than 0 and at most 1, by which the
+    fakes multiply every span of cloud time they wait out in real time, as the provider
+    multiplies its own waits (crates/core/src/pace.rs); ValueError for anything else."""
+    text = os.environ.get(TIME_SCALE_VAR, "") if value is None else value
+    if isinstance(text, str) and not text.strip():
+        return 1.0
+    try:
+        factor = float(text)
+    except (TypeError, ValueError):
+        factor = math.nan
+    if not (math.isfinite(factor) and 0.0 < factor <= 1.0):
+        raise ValueError(f"{TIME_SCALE_VAR}={text!r} is not a time scale: it must be a number "
+                         "greater than 0 and at most 1 (such as 0.01)")
+    return factor
+
+
+_time_scale = time_scale  # for FakeServer, whose argument has the same name
+
+
+def scaled(seconds: float, scale=None) -> float:
+    """The real seconds that `seconds` of cloud time take at `scale` (default: the
+    environment's)."""
+    return float(seconds) * time_scale(scale)
+
+
+def retry_after_header(retry_after) -> dict:
+    """`{"Retry-After": "<seconds>"}`, or `{}` when `retry_after` is None. The value is
+    cloud time and never scaled: the client scales its own wait."""
+    return {} if retry_after is None else {"Retry-After": str(retry_after)}
+
+
+def route(routes, path: str):
+    """The first `(kind, pattern)` of `routes` whose pattern matches all of `path`:
+    (kind, match), or (None, None)."""
+    for kind, pattern in routes:
+        m = pattern.fullmatch(path)
+        if m:
+            return kind, m
+    return None, None
+
+
+class CloudClock:
+    """The clock of a fake whose resources change with the date (commitments that start,
+    renew and expire): the wall clock plus an offset only the test moves (`/_fake/clock`,
+    `move_clock`). It is cloud time, the time of the dates in answers, and the time scale
+    never speeds it up: dates must stay comparable with the client's own clock."""
+
+    clock_offset = _dt.timedelta(0)
+
+    def now(self) -> _dt.datetime:
+        """The fake's clock: real time moved by the test."""
+        return _dt.datetime.now(_dt.timezone.utc) + self.clock_offset
+
+    def move_clock(self, to: _dt.datetime | None = None, **forward) -> None:
+        """Sets the clock to the aware instant `to` (if given), then moves it forward by
+        `forward` (`days=`, `hours=`; None is no move)."""
+        if to is not None:
+            self.clock_offset = to - _dt.datetime.now(_dt.timezone.utc)
+        self.clock_offset += _dt.timedelta(**{k: float(v) for k, v in forward.items()
+                                              if v is not None})
 
 
 def set_capacity_switches(switches: dict[str, str], changes: dict) -> None:
@@ -155,11 +229,16 @@ class FakeServer:
     """Base of every fake. Subclasses implement `handle(request) -> Response`,
     `error(status, code, message, retry_after) -> Response` (their cloud's error shape) and
     `snapshot() -> dict` (their stored state), and may override `configure`, `seed`,
-    `complete` and `reset_state`."""
+    `complete`, `reset_state` and `control_routes`.
+
+    `time_scale` (default: `GPU_TF_TIME_SCALE`, else 1) multiplies every span of cloud time
+    the fake waits out in real time (`scaled`, `has_run`); `time_scale=1` runs a fake at
+    real time whatever the environment says. Its state shows it under `settings`."""
 
     name = "fake"
 
-    def __init__(self):
+    def __init__(self, time_scale=None):
+        self.time_scale = _time_scale(time_scale)
         self.lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -206,6 +285,17 @@ class FakeServer:
     def url(self) -> str:
         """Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash)."""
         return f"{self.scheme}://127.0.0.1:{self.port}"
+
+    # --- time -----------------------------------------------------------------------
+
+    def scaled(self, seconds: float) -> float:
+        """The real seconds `seconds` of cloud time take at this fake's time scale."""
+        return float(seconds) * self.time_scale
+
+    def has_run(self, started: float, seconds: float) -> bool:
+        """Whether `seconds` of cloud time have passed since `started` (a
+        `time.monotonic()` reading): the number is scaled, never the clock."""
+        return time.monotonic() - started >= self.scaled(seconds)
 
     # --- test control (also reachable over HTTP under /_fake/) ------------------------
 
@@ -257,13 +347,26 @@ class FakeServer:
         """What `GET /_fake/state` answers: the stored state, the request log and the
         faults still pending."""
         with self.lock:
-            state = {**self.snapshot(), "requests": self.requests,
+            snapshot = self.snapshot()
+            snapshot["settings"] = {**snapshot.get("settings", {}), "time_scale": self.time_scale}
+            state = {**snapshot, "requests": self.requests,
                      "faults": [f.__dict__ for f in self.faults if f.count > 0],
                      "random_faults": [f.public() for f in self.random_faults]}
             return json.loads(json.dumps(state))  # a deep copy, detached from the fake
 
     def snapshot(self) -> dict:
         return {}
+
+    def control_routes(self) -> dict:
+        """The fake's own `POST /_fake/<name>` endpoints: path -> a function of the JSON
+        body that returns (status, answer). A failure in `control_errors` answers 400 with
+        `control_failure`."""
+        return {}
+
+    control_errors: tuple = (TypeError, ValueError, KeyError, LookupError)
+
+    def control_failure(self, e: Exception) -> Response:
+        return Response(400, {"error": f"{type(e).__name__}: {e}"})
 
     # --- dispatch -------------------------------------------------------------------
 
@@ -322,6 +425,13 @@ class FakeServer:
             return Response(500, {"fake_bug": traceback.format_exc()})
 
     def _control(self, method: str, path: str, body: bytes) -> Response:
+        routes = self.control_routes() if method == "POST" else {}
+        if path in routes:
+            try:
+                status, answer = routes[path](json.loads(body or b"{}"))
+                return Response(status, answer)
+            except self.control_errors as e:
+                return self.control_failure(e)
         try:
             data = json.loads(body or b"{}")
         except ValueError as e:

@@ -1,39 +1,31 @@
-"""The two token endpoints the cloud credentials talk to, and the registry of what they
-issued, which the ARM and GKE fakes consult to accept or refuse a bearer token.
+"""The registry of what the two token endpoints the cloud credentials talk to issued
+(`AzureAD` in `azure/tokens.py`, `GoogleOAuth` in `google/tokens.py`), which the ARM and
+GKE fakes consult to accept or refuse a bearer token, and the service accounts whose keys
+it trusts.
 
-- `AzureAD`: Microsoft Entra ID's v2 token endpoint, `POST /{tenant}/oauth2/v2.0/token`,
-  client credentials grant with a client secret, exactly what `azure_identity`'s
-  `ClientSecretCredential` sends (form fields `client_id`, `client_secret`,
-  `grant_type=client_credentials`, `scope`; no metadata or instance discovery first). Its
-  `url` is the value for `AZURE_AUTHORITY_HOST`.
-- `GoogleOAuth`: Google's OAuth 2.0 token endpoint, `POST /token` with
-  `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` and an RS256 `assertion` signed
-  by a service-account key it generated (`create_service_account`, `write_key_file`).
-  Note: `google-cloud-auth` (googleapis/google-cloud-rust) does *not* call `token_uri` for
-  a service-account key: it signs a JWT itself (`iss`=`sub`=client email, `scope`
-  cloud-platform, `kid`=private key id, one hour) and sends it as the bearer token. The GKE
-  fake therefore also accepts such self-signed JWTs (`TokenRegistry.google_bearer`), after
-  verifying them against the same public key.
+Note: `google-cloud-auth` (googleapis/google-cloud-rust) does *not* call `token_uri` for
+a service-account key: it signs a JWT itself (`iss`=`sub`=client email, `scope`
+cloud-platform, `kid`=private key id, one hour) and sends it as the bearer token. The GKE
+fake therefore also accepts such self-signed JWTs (`TokenRegistry.google_bearer`), after
+verifying them against the same public key.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import re
 import secrets
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import parse_qs
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from . import FakeServer, Request, Response, now_rfc3339, request_id
+from . import Request, Response, retry_after_header
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
@@ -248,176 +240,15 @@ class TokenRegistry:
         return str(claims.get("iss")) if claims else None
 
 
+def oauth_error(status: int, error: str, description: str | None,
+                retry_after: int | None = None) -> Response:
+    """An OAuth 2.0 error answer (RFC 6749 section 5.2: `error`, `error_description`), as
+    both token fakes answer an injected fault."""
+    return Response(status, {"error": error,
+                             "error_description": description or "Injected by the fake."},
+                    retry_after_header(retry_after))
+
+
 def _form(request: Request) -> dict[str, str]:
     fields = parse_qs(request.body.decode("utf-8", "replace"), keep_blank_values=True)
     return {k: v[0] for k, v in fields.items()}
-
-
-class AzureAD(FakeServer):
-    """Entra ID's token endpoint for one or more (tenant, client id, client secret) apps.
-    `url` is the authority host (`AZURE_AUTHORITY_HOST`)."""
-
-    name = "azure-ad"
-
-    def __init__(self, registry: TokenRegistry, tenant_id: str, client_id: str,
-                 client_secret: str):
-        super().__init__()
-        self.registry = registry
-        self.tenant_id, self.client_id, self.client_secret = tenant_id, client_id, client_secret
-        self.apps: dict[tuple[str, str], str] = {}
-        self.add_app(tenant_id, client_id, client_secret)
-
-    def add_app(self, tenant_id: str, client_id: str, client_secret: str) -> None:
-        with self.lock:
-            self.apps[(tenant_id.lower(), client_id)] = client_secret
-
-    def _fail(self, status: int, error: str, code: int, description: str) -> Response:
-        trace, correlation = request_id(), request_id()
-        stamp = now_rfc3339()[:19].replace("T", " ") + "Z"
-        return Response(status, {
-            "error": error,
-            "error_description": f"AADSTS{code}: {description} Trace ID: {trace} "
-                                 f"Correlation ID: {correlation} Timestamp: {stamp}",
-            "error_codes": [code], "timestamp": stamp, "trace_id": trace,
-            "correlation_id": correlation, "error_uri": f"{self.url}/error?code={code}"})
-
-    def error(self, status, code, message, retry_after=None) -> Response:
-        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
-        return Response(status, {"error": code or ("temporarily_unavailable" if status >= 429
-                                                   else "invalid_request"),
-                                 "error_description": message or "Injected by the fake."},
-                        headers)
-
-    def handle(self, request: Request) -> Response:
-        m = re.fullmatch(r"/([^/]+)/oauth2/v2\.0/token", request.path)
-        if m is None:
-            return Response(404, b"")
-        if request.method != "POST":
-            return self._fail(400, "invalid_request", 900561,
-                              f"The endpoint only accepts POST requests. Received a "
-                              f"{request.method} request.")
-        form = _form(request)
-        auth = request.headers.get("Authorization") or ""
-        if auth[:6].lower() == "basic ":  # client_secret_basic is allowed as well
-            try:
-                user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
-            except ValueError:
-                return self._fail(401, "invalid_client", 7000216,
-                                  "The Authorization header could not be decoded.")
-            form.setdefault("client_id", user)
-            form.setdefault("client_secret", password)
-        request.log.update(form_fields=sorted(form), grant_type=form.get("grant_type"),
-                           client_id=form.get("client_id"), scope=form.get("scope"))
-        tenant = m.group(1).lower()
-        if tenant not in {t for t, _ in self.apps}:
-            return self._fail(400, "invalid_request", 90002,
-                              f"Tenant '{m.group(1)}' not found. Check to make sure you have "
-                              "the correct tenant ID and are signing into the correct cloud.")
-        for name in ("grant_type", "client_id", "scope"):
-            if not form.get(name):
-                return self._fail(400, "invalid_request", 900144,
-                                  f"The request body must contain the following parameter: "
-                                  f"'{name}'.")
-        if form["grant_type"] != "client_credentials":
-            return self._fail(400, "unsupported_grant_type", 70003,
-                              "The app requested an unsupported grant type "
-                              f"'{form['grant_type']}'.")
-        secret = self.apps.get((tenant, form["client_id"]))
-        if secret is None:
-            return self._fail(400, "unauthorized_client", 700016,
-                              f"Application with identifier '{form['client_id']}' was not "
-                              f"found in the directory '{m.group(1)}'.")
-        if not form.get("client_secret"):
-            return self._fail(401, "invalid_client", 7000216,
-                              "'client_assertion', 'client_secret' or 'request' is required "
-                              "for the 'client_credentials' grant type.")
-        if not secrets.compare_digest(form["client_secret"], secret):
-            return self._fail(401, "invalid_client", 7000215,
-                              "Invalid client secret provided. Ensure the secret being sent "
-                              "in the request is the client secret value, not the client "
-                              f"secret ID, for a secret added to app '{form['client_id']}'.")
-        scopes = form["scope"].split()
-        if len(scopes) != 1 or not scopes[0].endswith("/.default"):
-            return self._fail(400, "invalid_scope", 1002012,
-                              f"The provided value for scope {form['scope']} is not valid. "
-                              "Client credential flows must have a scope value with /.default "
-                              "suffixed to the resource identifier (application ID URI).")
-        issued = self.registry.issue("azure", scopes[0][:-len("/.default")],
-                                     form["client_id"], tenant)
-        return Response(200, {"token_type": "Bearer", "expires_in": 3599,
-                              "ext_expires_in": 3599, "access_token": issued.token})
-
-
-class GoogleOAuth(FakeServer):
-    """Google's OAuth 2.0 token endpoint (`POST /token`, jwt-bearer grant) and the
-    service accounts whose keys it trusts."""
-
-    name = "google-oauth"
-
-    def __init__(self, registry: TokenRegistry):
-        super().__init__()
-        self.registry = registry
-
-    @property
-    def token_uri(self) -> str:
-        return f"{self.url}/token"
-
-    def create_service_account(self, project_id: str = "fake-project",
-                               name: str = "gpu-tf") -> ServiceAccount:
-        """A new service account with a fresh 2048-bit RSA key, trusted from now on."""
-        account = ServiceAccount(
-            email=f"{name}@{project_id}.iam.gserviceaccount.com", project_id=project_id,
-            key_id=secrets.token_hex(20), client_id=str(10**20 + secrets.randbelow(10**20)),
-            private_key=rsa.generate_private_key(public_exponent=65537, key_size=2048))
-        self.registry.add_account(account)
-        return account
-
-    def write_key_file(self, account: ServiceAccount, path: Path) -> Path:
-        """Writes the account's JSON key file (token_uri = this fake) with mode 0600."""
-        path = Path(path)
-        path.write_text(json.dumps(account.key_json(self.token_uri), indent=2))
-        path.chmod(0o600)
-        return path
-
-    def error(self, status, code, message, retry_after=None) -> Response:
-        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
-        return Response(status, {"error": code or ("internal_failure" if status >= 500
-                                                   else "rate_limit_exceeded"),
-                                 "error_description": message or "Injected by the fake."},
-                        headers)
-
-    def _fail(self, error: str, description: str, status: int = 400) -> Response:
-        return Response(status, {"error": error, "error_description": description})
-
-    def handle(self, request: Request) -> Response:
-        if request.path != "/token":
-            return Response(404, b"")
-        if request.method != "POST":
-            return self._fail("invalid_request", f"Invalid request method: {request.method}",
-                              405)
-        form = _form(request)
-        request.log.update(form_fields=sorted(form), grant_type=form.get("grant_type"))
-        if form.get("grant_type") != JWT_BEARER:
-            return self._fail("unsupported_grant_type",
-                              f"Invalid grant_type: {form.get('grant_type', '')}")
-        if not form.get("assertion"):
-            return self._fail("invalid_request", "Missing required parameter: assertion")
-        claims, why = self.registry.verify_jwt(form["assertion"])
-        if claims is None:
-            return self._fail("invalid_grant", {
-                "bad-signature": "Invalid JWT Signature.",
-                "unknown-key": "Invalid JWT Signature.",
-                "unknown-account": "Invalid grant: account not found",
-                "lifetime": "Invalid JWT: Token must be a short-lived token (60 minutes) and "
-                            "in a reasonable timeframe. Check your iat and exp values in the "
-                            "JWT claim.",
-            }.get(why, "Invalid JWT: malformed assertion."))
-        request.log["subject"] = claims["iss"]
-        if claims.get("aud") != self.token_uri:
-            return self._fail("invalid_grant", "Invalid JWT: Failed audience check. The right "
-                                               f"audience is {self.token_uri}")
-        if not str(claims.get("scope") or "").strip():
-            return self._fail("invalid_scope", "Empty or missing scope not allowed.")
-        issued = self.registry.issue("google", claims["scope"], claims["iss"])
-        return Response(200, {"access_token": issued.token, "expires_in": 3599,
-                              "token_type": "Bearer"})

@@ -59,8 +59,8 @@ fn python() -> PathBuf {
 fn fakes() -> &'static Fakes {
     static FAKES: OnceLock<Fakes> = OnceLock::new();
     FAKES.get_or_init(|| {
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../acceptance/fakes/run_azure.py");
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../acceptance/fakes/azure/run_azure.py");
         let dir = std::env::temp_dir().join(format!("gpu-core-aks-fake-{}", std::process::id()));
         let mut child = Command::new(python())
             .arg(script)

@@ -10,7 +10,7 @@
 //! Build it with `cargo build -p tfplugin --example terraform-provider-hello`, point a
 //! `dev_overrides` entry for `registry.terraform.io/example/hello` at
 //! `target/debug/examples`, and `terraform plan` a configuration that uses it
-//! (`acceptance/tests/test_tfplugin_example.py` does exactly that). It is also the
+//! (`acceptance/tests/protocol/test_tfplugin_example.py` does exactly that). It is also the
 //! start-up baseline of `make bench`: the least a Rust provider does before its handshake.
 
 use async_trait::async_trait;

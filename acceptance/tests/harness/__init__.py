@@ -1,0 +1,1 @@
+"""The harness itself, the examples a user copies, and installing the provider."""
