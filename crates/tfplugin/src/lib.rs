@@ -10,6 +10,7 @@
 //! `examples/terraform-provider-hello.rs`.
 
 /// Generated protocol code (tfplugin6 and go-plugin services).
+#[cfg(feature = "server")]
 pub mod proto;
 
 /// The cty value model and its msgpack/JSON wire codecs.
@@ -28,6 +29,7 @@ pub mod provider;
 pub mod resource;
 pub mod router;
 pub mod schema;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod tf;
 pub mod timeouts;
