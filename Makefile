@@ -77,12 +77,16 @@ unit-tests: venv
 	  echo "cargo-nextest not found; using cargo test"; $(CARGO) test --workspace; \
 	fi
 
-# Test modules run in ACCEPTANCE_JOBS worker processes, a module per worker at a time
-# (`--dist loadfile`): modules share no emulator, so they are independent.
-ACCEPTANCE_JOBS ?= 2
+# Two pytest sessions at once (acceptance/run_suite.sh): the modules that keep a core
+# busy in ACCEPTANCE_JOBS workers (one per core), those marked `waits` in
+# ACCEPTANCE_WAIT_JOBS (more than the cores: they mostly sleep). A module stays in one
+# worker (`--dist loadfile`): modules share no emulator, so they are independent.
+ACCEPTANCE_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ACCEPTANCE_WAIT_JOBS ?= 4
+ACCEPTANCE_TMP ?= $(CARGO_TARGET_DIR)/acceptance-tmp
 acceptance: build venv
 	@rm -rf acceptance/.reliability
-	$(PY) -m pytest acceptance -n $(ACCEPTANCE_JOBS) --dist loadfile $(PYTEST_ARGS)
+	acceptance/run_suite.sh $(PY) $(ACCEPTANCE_JOBS) $(ACCEPTANCE_WAIT_JOBS) "$(ACCEPTANCE_TMP)" $(PYTEST_ARGS)
 	@echo; $(PY) acceptance/reliability_report.py --present
 
 # The lints and the venv's downloads at once (one waits on the CPU, the other on the

@@ -74,6 +74,12 @@ def pytest_configure(config):
         "tf_min(version): run only under Terraform versions >= version, e.g. tf_min('1.4') "
         "for tests that use terraform_data",
     )
+    config.addinivalue_line(
+        "markers",
+        "waits: the module mostly waits (on real time, a Lease, an operation held for real "
+        "seconds) rather than keeping a core busy; `make acceptance` runs these modules in a "
+        "session of their own with more workers than cores (acceptance/run_suite.sh)",
+    )
 
 
 def _parse_version(text: str) -> tuple[int, ...]:

@@ -27,6 +27,10 @@ from fakes.test_fakes import (CLIENT, CLUSTER, GKE_CLUSTER, LOCATION, PROJECT, R
 from fakes.testing import call, state
 from fault_proxy import FaultProxy, RandomFaults
 
+# Mostly waits (alone, 4.7 s wall, 0.8 s of CPU: timings at real time): `make acceptance`
+# runs it with more workers than cores (README.md, "Scheduling").
+pytestmark = pytest.mark.waits
+
 FAST = 0.01  # 10 s of cloud time are 0.1 s
 
 

@@ -31,6 +31,10 @@ from fakes.google.tokens import GoogleOAuth
 from fakes.kube.kube_lease import KubeLease
 from fakes.tokens import TokenRegistry
 
+# Mostly waits (alone, 34 s wall, 1.5 s of CPU: Leases run in real time): `make
+# acceptance` runs it with more workers than cores (README.md, "Scheduling").
+pytestmark = pytest.mark.waits
+
 ZONE = "us-central1-a"
 NS, LEASE = "gpu", "gpu-watch"
 DLVM, FAMILY = "deeplearning-platform-release", "common-cu129-ubuntu-2204-nvidia-580"

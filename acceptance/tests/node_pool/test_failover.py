@@ -19,6 +19,10 @@ import reliability
 from cloud_fakes import start_azure, start_gcp
 from conftest import at_real_time
 
+# Mostly waits (alone, 120 s wall, 28 s of CPU: a capacity_wait and Ctrl-C at real time):
+# `make acceptance` runs it with more workers than cores (README.md, "Scheduling").
+pytestmark = pytest.mark.waits
+
 # Across the Terraform versions: the reliability rows count every run.
 _rows = {"landed": 0, "landed_runs": 0, "clean": 0, "clean_runs": 0}
 

@@ -32,6 +32,11 @@ from cloud_fakes import start_azure, start_gcp
 from many_pools import (RATE, Scenario, aks_pools, gke_pools, run, someone_elses_operation,
                         two_workspaces_at_once)
 
+# Mostly waits (alone, 85 s wall, 26 s of CPU: one operation per cluster at a time, held
+# operations): `make acceptance` runs it with more workers than cores (README.md,
+# "Scheduling").
+pytestmark = pytest.mark.waits
+
 
 @pytest.fixture(scope="module")
 def azure(tmp_path_factory):
