@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pytest
 
+from per_cloud import per_cloud
 from tests.commitment import test_commitment_azure as az
 from tests.commitment import test_commitment_gcp as gc
 # The per-cloud fixtures, started once for this module (one fake per cloud).
@@ -215,17 +216,7 @@ class Gcp:
         assert h["monthly_usd"] == held["monthly_usd"]
 
 
-CLOUDS = {c.id: c for c in (Azure, Gcp)}
-each_cloud = pytest.mark.parametrize("cloud", list(CLOUDS), indirect=True)
-
-
-@pytest.fixture
-def cloud(request, terraform):
-    """The description of `request.param`'s cloud, bound to its fake (reset and seeded
-    for this test) and to Terraform with the environment of its credential chain."""
-    kind = CLOUDS[request.param]
-    return kind(*(request.getfixturevalue(name) for name in kind.fixtures))
-
+each_cloud, cloud = per_cloud(Azure, Gcp)
 
 def flat(res) -> str:
     """The output with Terraform's line wrapping undone."""

@@ -22,6 +22,7 @@ import re
 
 import pytest
 
+from per_cloud import per_cloud
 from cloud_fakes import PROJECT
 from tests.instance import test_instance_azure as az
 from tests.instance import test_instance_gcp as gc
@@ -244,17 +245,7 @@ class Gcp:
         assert self.vms() == [] and self.fake.state()["disks"] == []
 
 
-CLOUDS = {c.id: c for c in (Azure, Gcp)}
-each_cloud = pytest.mark.parametrize("cloud", list(CLOUDS), indirect=True)
-
-
-@pytest.fixture
-def cloud(request, terraform):
-    """The description of `request.param`'s cloud, bound to its fakes (reset and seeded
-    for this test) and to Terraform with the environment of its credential chain."""
-    kind = CLOUDS[request.param]
-    return kind(*(request.getfixturevalue(name) for name in kind.fixtures))
-
+each_cloud, cloud = per_cloud(Azure, Gcp)
 
 def flat(res) -> str:
     return " ".join(res.output.split())

@@ -28,6 +28,7 @@ import json
 
 import pytest
 
+from per_cloud import per_cloud
 from cloud_fakes import start_azure, start_gcp
 from many_pools import (RATE, Scenario, aks_pools, gke_pools, run, someone_elses_operation,
                         two_workspaces_at_once)
@@ -60,14 +61,27 @@ def gcp(tmp_path_factory):
     fakes.oauth.stop()
 
 
-class Aks:
+class OneCluster:
+    """What both clouds' descriptions do when bound: Terraform 1.15 only (the scenarios
+    are about its default parallelism), with the environment of the cloud's credential
+    chain."""
+
+    def __init__(self, fakes, tf):
+        if tf.version != "1.15":
+            pytest.skip("the many-pools scenarios run under Terraform 1.15")
+        tf.env = fakes.env(tf.env)
+        self.fakes, self.tf = fakes, tf
+
+
+class Aks(OneCluster):
     """AKS: agent pools on a cluster in eastus, through ARM."""
 
-    id, cloud, fixture = "aks", "azure", "azure"
+    id, cloud, fixtures = "aks", "azure", ("azure", "terraform")
     region, gpu = "eastus", "A100-80GB"
 
     def __init__(self, fakes, tf):
-        self.fakes, self.tf, self.fake = fakes, tf, fakes.arm
+        super().__init__(fakes, tf)
+        self.fake = fakes.arm
 
     def cluster(self, name: str) -> str:
         return self.fakes.cluster(name)
@@ -89,14 +103,15 @@ class Aks:
         return "nodepool1 - Updating"  # how AKS's busy answer names it
 
 
-class Gke:
+class Gke(OneCluster):
     """GKE: node pools on a regional cluster in us-central1, through the Container API."""
 
-    id, cloud, fixture = "gke", "gcp", "gcp"
+    id, cloud, fixtures = "gke", "gcp", ("gcp", "terraform")
     region, gpu = "us-central1", "L4"
 
     def __init__(self, fakes, tf):
-        self.fakes, self.tf, self.fake = fakes, tf, fakes.gke
+        super().__init__(fakes, tf)
+        self.fake = fakes.gke
 
     def cluster(self, name: str) -> str:
         return self.fakes.cluster(name, self.region)
@@ -117,20 +132,7 @@ class Gke:
         return self.fake.hold(cluster, 6 / self.fake.time_scale)
 
 
-CLOUDS = {c.id: c for c in (Aks, Gke)}
-each_cloud = pytest.mark.parametrize("cloud", list(CLOUDS), indirect=True)
-
-
-@pytest.fixture
-def cloud(request, terraform):
-    """The description of `request.param`'s cloud, bound to its fakes and to Terraform
-    1.15 with the environment of its credential chain."""
-    if terraform.version != "1.15":
-        pytest.skip("the many-pools scenarios run under Terraform 1.15")
-    kind = CLOUDS[request.param]
-    fakes = request.getfixturevalue(kind.fixture)
-    terraform.env = fakes.env(terraform.env)
-    return kind(fakes, terraform)
+each_cloud, cloud = per_cloud(Aks, Gke)
 
 
 @each_cloud

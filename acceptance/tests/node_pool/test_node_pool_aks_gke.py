@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pytest
 
+from per_cloud import per_cloud
 import reliability
 
 from cloud_fakes import PROJECT, SUBSCRIPTION, pool_config
@@ -193,18 +194,7 @@ class Gke:
         assert "reservationAffinity" not in spot["config"]
 
 
-CLOUDS = {c.id: c for c in (Aks, Gke)}
-each_cloud = pytest.mark.parametrize("cloud", list(CLOUDS), indirect=True)
-
-
-@pytest.fixture
-def cloud(request, terraform):
-    """The description of `request.param`'s cloud, bound to its fakes and to Terraform
-    with the environment of its credential chain."""
-    kind = CLOUDS[request.param]
-    fakes, tf = (request.getfixturevalue(name) for name in kind.fixtures)
-    return kind(fakes, tf)
-
+each_cloud, cloud = per_cloud(Aks, Gke)
 
 def workdir(c, cluster_id: str, pool: str, **kw):
     return c.tf.workdir(files={"main.tf": config(c, cluster_id, pool, **kw)})

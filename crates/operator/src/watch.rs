@@ -332,8 +332,12 @@ impl WatchClock {
         }
     }
 
-    /// Unix seconds as the watcher's schedule counts them (real time at scale 1).
+    /// Unix seconds as the watcher's schedule counts them: the system clock in real
+    /// time, else the start plus the scaled time since.
     fn unix_now(&self) -> i64 {
+        if self.pace.scale().is_real() {
+            return gpu_core::time::unix_now() as i64;
+        }
         (self.started + self.pace.now().as_secs_f64()) as i64
     }
 }
