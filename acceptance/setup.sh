@@ -106,8 +106,12 @@ export CHECKPOINT_DISABLE=1
 cfg=$(mktemp)
 trap 'rm -f "$cfg"' EXIT
 export TF_CLI_CONFIG_FILE=$cfg # the environment may point this at a missing file
-v15=$("$VENV/bin/terraform" version | head -n1)
-v10=$("$VENV/bin/terraform-1.0" version | head -n1)
+# The whole output, then its first line: `| head -n1` could close the pipe before
+# Terraform has written the rest, and a write to a closed pipe fails the command.
+v15=$("$VENV/bin/terraform" version)
+v15=${v15%%$'\n'*}
+v10=$("$VENV/bin/terraform-1.0" version)
+v10=${v10%%$'\n'*}
 [[ $v15 == "Terraform v1.15."* ]] || { log "terraform: unexpected version: $v15"; exit 1; }
 [[ $v10 == "Terraform v1.0.3"* ]] || { log "terraform-1.0: unexpected version: $v10"; exit 1; }
 log "ready: $VENV ($v15; $v10)"
